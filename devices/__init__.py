@@ -1,0 +1,1 @@
+"""Environments behind one interface: the virtual phone now, real Android devices later."""

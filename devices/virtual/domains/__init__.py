@@ -1,0 +1,1 @@
+"""One module per functional domain of the virtual phone; each defines ``DOMAIN`` (see registry.py)."""
