@@ -41,21 +41,11 @@ class P:
 
     @staticmethod
     def integer(description: str, minimum: int | None = None, maximum: int | None = None) -> dict[str, Any]:
-        d: dict[str, Any] = {"type": "integer", "description": description}
-        if minimum is not None:
-            d["minimum"] = minimum
-        if maximum is not None:
-            d["maximum"] = maximum
-        return d
+        return _bounded("integer", description, minimum, maximum)
 
     @staticmethod
     def number(description: str, minimum: float | None = None, maximum: float | None = None) -> dict[str, Any]:
-        d: dict[str, Any] = {"type": "number", "description": description}
-        if minimum is not None:
-            d["minimum"] = minimum
-        if maximum is not None:
-            d["maximum"] = maximum
-        return d
+        return _bounded("number", description, minimum, maximum)
 
     @staticmethod
     def boolean(description: str) -> dict[str, Any]:
@@ -67,6 +57,15 @@ class P:
         if min_items:
             d["minItems"] = min_items
         return d
+
+
+def _bounded(typ: str, description: str, minimum: float | None, maximum: float | None) -> dict[str, Any]:
+    d: dict[str, Any] = {"type": typ, "description": description}
+    if minimum is not None:
+        d["minimum"] = minimum
+    if maximum is not None:
+        d["maximum"] = maximum
+    return d
 
 
 _PY_TYPES: dict[str, tuple[type, ...]] = {

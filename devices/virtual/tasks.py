@@ -70,6 +70,15 @@ class Say:
 PlanItem = Act | Say
 
 
+def gui_agent(app: str, instruction: str, *, think: str, run: str = "Run it.", name: str = "gui") -> list[Act]:
+    """The two turns that hand app work to the GUI sub-agent: start a session on ``app``, then execute it."""
+    start = {"action": "start", "appName": app, "instruction": instruction}
+    return [
+        Act(think, [Call("control_gui_agent", start, name=name)]),
+        Act(run, [Call("control_gui_agent", {"action": "execute", "sessionId": R(name, "data.sessionId")})]),
+    ]
+
+
 # ---------------------------------------------------------------------------------------------
 # Draft (what a template builds) and Task (the stored instance)
 

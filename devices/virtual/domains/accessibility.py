@@ -6,8 +6,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from devices.virtual.domains._shared import match_name, switch, switch_check, toggle
 from devices.virtual.registry import Domain, Element, P, err, ok
-from devices.virtual.tasks import Act, Call, Draft, R, Say, Template
+from devices.virtual.tasks import Act, Call, Draft, Say, Template, gui_agent
 from devices.virtual.wording import pick
 from harness.contract import Code, ToolResult
 
@@ -43,18 +44,6 @@ DOMAIN = Domain(
     },
 )
 D = DOMAIN
-
-
-def _switch(phone: Any, s: dict[str, Any], key: str, value: bool, label: str) -> ToolResult:
-    """Set one top-level boolean setting and log it as accessibility.<key>."""
-    if s[key] != value:
-        s[key] = value
-        phone.log(f"accessibility.{key}", enabled=value)
-    return ToolResult.ok(f"{label} {'on' if value else 'off'}", {key: value})
-
-
-def _is(key: str):
-    return lambda ph, a: ph.state["accessibility"][key] == a["enabled"]
 
 
 # -- Overview -------------------------------------------------------------------------------------
@@ -190,10 +179,10 @@ def set_font_size(phone, s, args):
     {"enabled": P.boolean("true for bold text")},
     ["enabled"],
     cases=[ok({"enabled": True})],
-    check=_is("bold_text"),
+    check=switch_check("accessibility", "bold_text"),
 )
 def set_bold_text(phone, s, args):
-    return _switch(phone, s, "bold_text", args["enabled"], "bold text")
+    return switch(phone, s, "bold_text", args["enabled"], "bold text", "accessibility.bold_text")
 
 
 @D.tool(
@@ -217,10 +206,12 @@ def set_display_size(phone, s, args):
     {"enabled": P.boolean("true to turn on")},
     ["enabled"],
     cases=[ok({"enabled": True})],
-    check=_is("high_contrast_text"),
+    check=switch_check("accessibility", "high_contrast_text"),
 )
 def set_high_contrast_text(phone, s, args):
-    return _switch(phone, s, "high_contrast_text", args["enabled"], "high-contrast text")
+    return switch(
+        phone, s, "high_contrast_text", args["enabled"], "high-contrast text", "accessibility.high_contrast_text"
+    )
 
 
 @D.tool(
@@ -294,12 +285,12 @@ def set_color_correction(phone, s, args):
     codes=(409,),
     cases=[ok({"enabled": True}), err(409, {"enabled": True}, {"accessibility.color_correction.enabled": True})],
     prerequisites=["colour correction off"],
-    check=_is("color_inversion"),
+    check=switch_check("accessibility", "color_inversion"),
 )
 def set_color_inversion(phone, s, args):
     if args["enabled"] and s["color_correction"]["enabled"]:
         return ToolResult.fail(Code.CONFLICT, "colour correction is on; turn it off before inverting colours")
-    return _switch(phone, s, "color_inversion", args["enabled"], "colour inversion")
+    return switch(phone, s, "color_inversion", args["enabled"], "colour inversion", "accessibility.color_inversion")
 
 
 # -- Hearing --------------------------------------------------------------------------------------
@@ -326,7 +317,7 @@ def set_color_inversion(phone, s, args):
 def set_captions(phone, s, args):
     c = s["captions"]
     lang = args.get("language", c["language"])
-    match = next((x for x in CAPTION_LANGUAGES if x.lower() == lang.strip().lower()), None)
+    match = match_name(lang, CAPTION_LANGUAGES)
     if match is None:
         return ToolResult.fail(
             Code.NOT_FOUND, f"captions are not available in {lang}; available: {', '.join(CAPTION_LANGUAGES)}"
@@ -344,10 +335,10 @@ def set_captions(phone, s, args):
     {"enabled": P.boolean("true for mono audio")},
     ["enabled"],
     cases=[ok({"enabled": True})],
-    check=_is("mono_audio"),
+    check=switch_check("accessibility", "mono_audio"),
 )
 def set_mono_audio(phone, s, args):
-    return _switch(phone, s, "mono_audio", args["enabled"], "mono audio")
+    return switch(phone, s, "mono_audio", args["enabled"], "mono audio", "accessibility.mono_audio")
 
 
 @D.tool(
@@ -371,10 +362,12 @@ def set_audio_balance(phone, s, args):
     {"enabled": P.boolean("true to remove")},
     ["enabled"],
     cases=[ok({"enabled": True})],
-    check=_is("remove_animations"),
+    check=switch_check("accessibility", "remove_animations"),
 )
 def set_remove_animations(phone, s, args):
-    return _switch(phone, s, "remove_animations", args["enabled"], "remove animations")
+    return switch(
+        phone, s, "remove_animations", args["enabled"], "remove animations", "accessibility.remove_animations"
+    )
 
 
 D.skill(
@@ -465,7 +458,7 @@ def accessibility_screen(phone, route):
         if key == "captions":
             els.append(Element("hdr_audio", "Audio & captions", kind="header"))
         on = get(s)
-        els.append(Element(key, label, kind="toggle", clickable=True, checked=on, tool=(tool, {"enabled": not on})))
+        els.append(toggle(key, label, on, tool))
     return "Accessibility", els
 
 
@@ -1000,19 +993,11 @@ def _gui_toggle(rng: random.Random) -> Draft:
         subagent=True,
         goal=goal,
         plan=[
-            Act(
-                "The user wants it done in the Accessibility app; hand it to the GUI agent.",
-                [
-                    Call(
-                        "control_gui_agent",
-                        {"action": "start", "appName": "Accessibility", "instruction": gui},
-                        name="gui",
-                    )
-                ],
-            ),
-            Act(
-                "Run the session and wait for its result.",
-                [Call("control_gui_agent", {"action": "execute", "sessionId": R("gui", "data.sessionId")})],
+            *gui_agent(
+                "Accessibility",
+                gui,
+                think="The user wants it done in the Accessibility app; hand it to the GUI agent.",
+                run="Run the session and wait for its result.",
             ),
             Say(done),
         ],

@@ -5,8 +5,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from devices.virtual.domains._shared import match_name, toggle
 from devices.virtual.registry import Domain, Element, P, err, ok
-from devices.virtual.tasks import Act, Call, Draft, R, Say, Template
+from devices.virtual.tasks import Act, Call, Draft, Say, Template, gui_agent
 from devices.virtual.wording import pick
 from harness.contract import Code, ToolResult
 
@@ -302,19 +303,13 @@ def _find(s: dict[str, Any], name: str) -> str | None:
     """The installed app's canonical name for ``name`` (case-insensitive), or None."""
     if name in s["installed"]:
         return name
-    low = name.strip().lower()
-    return next((n for n in s["installed"] if n.lower() == low), None)
-
-
-def _store_name(name: str) -> str | None:
-    low = name.strip().lower()
-    return next((n for n in STORE if n.lower() == low), None)
+    return match_name(name, s["installed"])
 
 
 def _need(s: dict[str, Any], name: str) -> tuple[str | None, ToolResult | None]:
     app = _find(s, name)
     if app is None:
-        hint = " (it is in the app store; install it first)" if _store_name(name) else ""
+        hint = " (it is in the app store; install it first)" if match_name(name, STORE) else ""
         return None, ToolResult.fail(Code.NOT_FOUND, f"no installed app named '{name}'{hint}")
     return app, None
 
@@ -416,7 +411,7 @@ def get_app_info(phone, s, args):
 def launch_app(phone, s, args):
     app = _find(s, args["app"])
     if app is None:
-        if (store := _store_name(args["app"])) is not None:
+        if (store := match_name(args["app"], STORE)) is not None:
             return ToolResult.fail(Code.PREREQUISITE, f"{store} is not installed; install it first")
         return ToolResult.fail(Code.NOT_FOUND, f"no app named '{args['app']}'")
     a = s["installed"][app]
@@ -486,7 +481,7 @@ def force_stop_app(phone, s, args):
 def install_app(phone, s, args):
     if (have := _find(s, args["app"])) is not None:
         return ToolResult.fail(Code.CONFLICT, f"{have} is already installed")
-    name = _store_name(args["app"])
+    name = match_name(args["app"], STORE)
     if name is None:
         return ToolResult.fail(
             Code.NOT_FOUND, f"'{args['app']}' is not in the app store; available: {', '.join(STORE)}"
@@ -810,13 +805,13 @@ def apps_screen(phone, route):
         els = [Element("hdr_perm", f"{app} permissions", kind="header")]
         for p, g in a["permissions"].items():
             els.append(
-                Element(
+                toggle(
                     f"perm:{p}",
                     p.replace("_", " ").capitalize(),
-                    kind="toggle",
-                    clickable=True,
-                    checked=g,
-                    tool=("set_app_permission", {"app": app, "permission": p, "granted": not g}),
+                    g,
+                    "set_app_permission",
+                    {"app": app, "permission": p},
+                    key="granted",
                 )
             )
         return "Permissions", els
@@ -831,14 +826,7 @@ def apps_screen(phone, route):
             Element("state", "Running" if a["running"] else ("Disabled" if not a["enabled"] else "Not running")),
             Element("open", "Open", kind="button", clickable=a["enabled"], tool=("launch_app", {"app": app})),
             Element("force_stop", "Force stop", kind="button", clickable=True, tool=("force_stop_app", {"app": app})),
-            Element(
-                "notifications",
-                "Notifications",
-                kind="toggle",
-                clickable=True,
-                checked=a["notifications"],
-                tool=("set_app_notifications", {"app": app, "enabled": not a["notifications"]}),
-            ),
+            toggle("notifications", "Notifications", a["notifications"], "set_app_notifications", {"app": app}),
             Element("permissions", "Permissions", kind="item", clickable=True, to=f"perm:{app}"),
             Element("storage", f"Storage: {_total(a)} MB (cache {st['cache_mb']} MB, data {st['data_mb']} MB)"),
             Element(
@@ -1264,13 +1252,11 @@ def _gui_app_action(rng: random.Random) -> Draft:
         goal=goal,
         allowed=["apps.foreground"],
         plan=[
-            Act(
-                "The user wants this done in the Apps screens; delegate to the GUI agent.",
-                [Call("control_gui_agent", {"action": "start", "appName": "Apps", "instruction": gui}, name="gui")],
-            ),
-            Act(
-                "Run the session and wait for its result.",
-                [Call("control_gui_agent", {"action": "execute", "sessionId": R("gui", "data.sessionId")})],
+            *gui_agent(
+                "Apps",
+                gui,
+                think="The user wants this done in the Apps screens; delegate to the GUI agent.",
+                run="Run the session and wait for its result.",
             ),
             Say(done),
         ],

@@ -6,8 +6,9 @@ import random
 import re
 from typing import Any
 
+from devices.virtual.domains._shared import clock_label, match_name
 from devices.virtual.registry import Domain, Element, P, err, ok
-from devices.virtual.tasks import Act, Call, Draft, R, Say, Task, Template
+from devices.virtual.tasks import Act, Call, Draft, Say, Task, Template, gui_agent
 from devices.virtual.wording import pick
 from harness.contract import Code, ToolResult
 
@@ -312,8 +313,7 @@ def translate(text: str, src: str | None, dst: str) -> tuple[str | None, str | N
 
 
 def _city(raw: str) -> str | None:
-    low = raw.strip().lower()
-    return next((c for c in CITIES if c.lower() == low), None)
+    return match_name(raw, CITIES)
 
 
 def _unknown_city(raw: str) -> ToolResult:
@@ -542,11 +542,6 @@ def set_temperature_unit(phone, s, args):
 # -- clocks and time zones ------------------------------------------------------------------------------
 
 
-def _local_now(phone, s: dict[str, Any]) -> str:
-    c = phone.clock
-    return f"{9 + c // 60 % 12:02d}:{c % 60:02d}"  # the status bar's clock, in the phone's time zone
-
-
 @D.tool(
     "get_world_time",
     "Get the current local time in a city.",
@@ -561,7 +556,7 @@ def get_world_time(phone, s, args):
     if city is None:
         return _unknown_city(args["city"])
     home = s["settings"]["timezone_city"]
-    t, day = shift_time(_local_now(phone, s), CITIES[city] - CITIES[home])
+    t, day = shift_time(clock_label(phone), CITIES[city] - CITIES[home])
     off = CITIES[city]
     return ToolResult.ok(
         f"{city}: {t}{' (+1 day)' if day > 0 else ' (-1 day)' if day < 0 else ''}",
@@ -755,7 +750,7 @@ def assistant_screen(phone, route):
         els = [Element("hdr_clocks", "World clock", kind="header")]
         home = s["settings"]["timezone_city"]
         for c in s["world_clocks"]:
-            t, _ = shift_time(_local_now(phone, s), CITIES[c] - CITIES[home])
+            t, _ = shift_time(clock_label(phone), CITIES[c] - CITIES[home])
             els.append(Element(f"clock:{c}", f"{c}  {t}", kind="item"))
             els.append(
                 Element(
@@ -1149,21 +1144,9 @@ def _gui_remove_clock(rng: random.Random) -> Draft:
         subagent=True,
         goal={"assistant.world_clocks": [c for c in clocks if c != city]},
         plan=[
-            Act(
-                "Delegate the app work to the GUI agent.",
-                [
-                    Call(
-                        "control_gui_agent",
-                        {
-                            "action": "start",
-                            "appName": "Assistant",
-                            "instruction": f"Remove {city} from the world clock.",
-                        },
-                        name="gui",
-                    )
-                ],
+            *gui_agent(
+                "Assistant", f"Remove {city} from the world clock.", think="Delegate the app work to the GUI agent."
             ),
-            Act("Run it.", [Call("control_gui_agent", {"action": "execute", "sessionId": R("gui", "data.sessionId")})]),
             Act("Check the clocks it left.", [Call("list_world_clocks")]),
             Say(f"{city} is off your world clock."),
         ],

@@ -12,9 +12,10 @@ import random
 import re
 from typing import Any
 
-from devices.virtual.domains.messages import new_id, new_outgoing, sample_contacts
+from devices.virtual.domains._shared import new_id
+from devices.virtual.domains.messages import new_outgoing, sample_contacts
 from devices.virtual.registry import Domain, Element, P, err, ok
-from devices.virtual.tasks import Act, Call, Draft, R, Say, Task, Template
+from devices.virtual.tasks import Act, Call, Draft, Say, Task, Template, gui_agent
 from devices.virtual.wording import pick
 from harness.contract import Code, ToolResult
 
@@ -1022,21 +1023,11 @@ def _gui_compute(rng: random.Random) -> Draft:
         allowed=["calculator.history"],
         answer=[shown],
         plan=[
-            Act(
-                "Let the GUI agent operate the Calculator app.",
-                [
-                    Call(
-                        "control_gui_agent",
-                        {
-                            "action": "start",
-                            "appName": "Calculator",
-                            "instruction": f"Compute {expr} and read the result.",
-                        },
-                        name="gui",
-                    )
-                ],
+            *gui_agent(
+                "Calculator",
+                f"Compute {expr} and read the result.",
+                think="Let the GUI agent operate the Calculator app.",
             ),
-            Act("Run it.", [Call("control_gui_agent", {"action": "execute", "sessionId": R("gui", "data.sessionId")})]),
             Act("Confirm the result in the history.", [Call("get_calculation_history", {"limit": 1})]),
             Say(f"{expr} = {shown}."),
         ],

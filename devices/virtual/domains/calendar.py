@@ -7,8 +7,9 @@ import re
 from datetime import date, timedelta
 from typing import Any
 
+from devices.virtual.domains._shared import powered_off, toggle
 from devices.virtual.registry import Domain, Element, P, err, ok
-from devices.virtual.tasks import Act, Call, Draft, R, Say, Template
+from devices.virtual.tasks import Act, Call, Draft, Say, Template, gui_agent
 from devices.virtual.wording import pick
 from harness.contract import Code, ToolResult
 
@@ -65,13 +66,6 @@ def to_min(t: str) -> int:
 
 def fmt(m: int) -> str:
     return f"{m // 60:02d}:{m % 60:02d}"
-
-
-def _powered_off(phone) -> ToolResult | None:
-    dev = phone.state.get("power", {}).get("device")
-    if isinstance(dev, dict) and dev.get("state") == "off":
-        return ToolResult.fail(Code.PREREQUISITE, "the phone is powered off; power it on first")
-    return None
 
 
 def _bad_date(d: str) -> str | None:
@@ -195,7 +189,7 @@ def get_event(phone, s, args):
     ),
 )
 def create_event(phone, s, args):
-    if (off := _powered_off(phone)) is not None:
+    if (off := powered_off(phone)) is not None:
         return off
     for problem in (_bad_date(args["date"]), _bad_time(args["start"], "start"), _bad_time(args["end"], "end")):
         if problem:
@@ -246,7 +240,7 @@ def create_event(phone, s, args):
     ),
 )
 def update_event(phone, s, args):
-    if (off := _powered_off(phone)) is not None:
+    if (off := powered_off(phone)) is not None:
         return off
     fields = [k for k in ("title", "date", "start", "end", "location") if k in args]
     if not fields:
@@ -285,7 +279,7 @@ def update_event(phone, s, args):
     check=lambda ph, a: a["event_id"] not in ph.state["calendar"]["events"],
 )
 def delete_event(phone, s, args):
-    if (off := _powered_off(phone)) is not None:
+    if (off := powered_off(phone)) is not None:
         return off
     e = s["events"].pop(args["event_id"], None)
     if e is None:
@@ -362,7 +356,7 @@ def list_alarms(phone, s, args):
     check=lambda ph, a: any(x["time"] == a["time"] for x in ph.state["calendar"]["alarms"].values()),
 )
 def create_alarm(phone, s, args):
-    if (off := _powered_off(phone)) is not None:
+    if (off := powered_off(phone)) is not None:
         return off
     if bad := _bad_time(args["time"]):
         return ToolResult.fail(Code.BAD_ARGUMENT, bad)
@@ -398,7 +392,7 @@ def create_alarm(phone, s, args):
     check=lambda ph, a: ph.state["calendar"]["alarms"][a["alarm_id"]]["enabled"] == a["enabled"],
 )
 def set_alarm_enabled(phone, s, args):
-    if (off := _powered_off(phone)) is not None:
+    if (off := powered_off(phone)) is not None:
         return off
     a = s["alarms"].get(args["alarm_id"])
     if a is None:
@@ -423,7 +417,7 @@ def set_alarm_enabled(phone, s, args):
     check=lambda ph, a: a["alarm_id"] not in ph.state["calendar"]["alarms"],
 )
 def delete_alarm(phone, s, args):
-    if (off := _powered_off(phone)) is not None:
+    if (off := powered_off(phone)) is not None:
         return off
     a = s["alarms"].pop(args["alarm_id"], None)
     if a is None:
@@ -449,7 +443,7 @@ def delete_alarm(phone, s, args):
     check=lambda ph, a: any(r["text"] == a["text"] for r in ph.state["calendar"]["reminders"].values()),
 )
 def create_reminder(phone, s, args):
-    if (off := _powered_off(phone)) is not None:
+    if (off := powered_off(phone)) is not None:
         return off
     d, _, t = args["due"].partition(" ")
     if bad := _bad_date(d) or _bad_time(t, "due time"):
@@ -543,7 +537,7 @@ def _countdown(phone, s: dict[str, Any]) -> None:
     check=lambda ph, a: any(t["duration_s"] == a["minutes"] * 60 for t in ph.state["calendar"]["timers"].values()),
 )
 def start_timer(phone, s, args):
-    if (off := _powered_off(phone)) is not None:
+    if (off := powered_off(phone)) is not None:
         return off
     label = args.get("label", "Timer")
     if any(t["label"].lower() == label.lower() and t["status"] == "running" for t in s["timers"].values()):
@@ -662,13 +656,12 @@ def calendar_screen(phone, route):
         for a in sorted(s["alarms"].values(), key=lambda a: a["time"]):
             days = ", ".join(a["repeat"]) or "once"
             els.append(
-                Element(
+                toggle(
                     f"alarm:{a['id']}",
                     f"{a['time']} {a['label']} ({days})",
-                    kind="toggle",
-                    clickable=True,
-                    checked=a["enabled"],
-                    tool=("set_alarm_enabled", {"alarm_id": a["id"], "enabled": not a["enabled"]}),
+                    a["enabled"],
+                    "set_alarm_enabled",
+                    {"alarm_id": a["id"]},
                 )
             )
         return "Alarms", els
@@ -1024,21 +1017,11 @@ def _gui_event(rng: random.Random) -> Draft:
         goal={f"calendar.events.{nid}": _event(nid, title, day, start, end)},
         allowed=["calendar.next.event"],
         plan=[
-            Act(
-                "Delegate to a GUI agent on the Calendar app.",
-                [
-                    Call(
-                        "control_gui_agent",
-                        {
-                            "action": "start",
-                            "appName": "Calendar",
-                            "instruction": f'Add the event "{title}" on {day} from {start} to {end}',
-                        },
-                        name="gui",
-                    )
-                ],
+            *gui_agent(
+                "Calendar",
+                f'Add the event "{title}" on {day} from {start} to {end}',
+                think="Delegate to a GUI agent on the Calendar app.",
             ),
-            Act("Run it.", [Call("control_gui_agent", {"action": "execute", "sessionId": R("gui", "data.sessionId")})]),
             Act("Verify the event is in the calendar.", [Call("list_events", {"date": day})]),
             Say(f"'{title}' is in your calendar on {day}, {start}-{end}."),
         ],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from devices.virtual.domains._shared import toggle
 from devices.virtual.registry import Domain, Element, P, err, ok
 from devices.virtual.tasks import Act, Call, Draft, Say, Template
 from devices.virtual.wording import pick
@@ -363,38 +364,10 @@ def connections_screen(phone, route):
             )
         return "Cast", els
     return "Connections", [
-        Element(
-            "wifi",
-            "Wi-Fi",
-            kind="toggle",
-            clickable=True,
-            checked=s["wifi"]["enabled"],
-            tool=("set_wifi", {"enabled": not s["wifi"]["enabled"]}),
-        ),
-        Element(
-            "bluetooth",
-            "Bluetooth",
-            kind="toggle",
-            clickable=True,
-            checked=s["bluetooth"]["enabled"],
-            tool=("set_bluetooth", {"enabled": not s["bluetooth"]["enabled"]}),
-        ),
-        Element(
-            "hotspot",
-            "Mobile hotspot",
-            kind="toggle",
-            clickable=True,
-            checked=s["hotspot"]["enabled"],
-            tool=("set_hotspot", {"enabled": not s["hotspot"]["enabled"]}),
-        ),
-        Element(
-            "airplane",
-            "Airplane mode",
-            kind="toggle",
-            clickable=True,
-            checked=s["airplane_mode"],
-            tool=("set_airplane_mode", {"enabled": not s["airplane_mode"]}),
-        ),
+        toggle("wifi", "Wi-Fi", s["wifi"]["enabled"], "set_wifi"),
+        toggle("bluetooth", "Bluetooth", s["bluetooth"]["enabled"], "set_bluetooth"),
+        toggle("hotspot", "Mobile hotspot", s["hotspot"]["enabled"], "set_hotspot"),
+        toggle("airplane", "Airplane mode", s["airplane_mode"], "set_airplane_mode"),
         Element("cast", "Cast screen", kind="item", clickable=True, to="cast"),
     ]
 

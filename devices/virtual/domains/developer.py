@@ -6,8 +6,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from devices.virtual.domains._shared import switch, switch_check, toggle
 from devices.virtual.registry import Domain, Element, P, err, ok
-from devices.virtual.tasks import Act, Call, Draft, R, Say, Template
+from devices.virtual.tasks import Act, Call, Draft, Say, Template, gui_agent
 from devices.virtual.wording import pick
 from harness.contract import Code, ToolResult
 
@@ -54,14 +55,7 @@ def _flag(phone: Any, s: dict[str, Any], key: str, value: bool, label: str) -> T
     """Set one boolean developer setting (needs developer options on) and log it as developer.<key>."""
     if (bad := _need_dev(s)) is not None:
         return bad
-    if s[key] != value:
-        s[key] = value
-        phone.log(f"developer.{key}", enabled=value)
-    return ToolResult.ok(f"{label} {'on' if value else 'off'}", {key: value})
-
-
-def _checker(key: str):
-    return lambda ph, a: ph.state["developer"][key] == a["enabled"]
+    return switch(phone, s, key, value, label, f"developer.{key}")
 
 
 # -- Unlocking and the master switch --------------------------------------------------------------
@@ -119,7 +113,7 @@ def tap_build_number(phone, s, args):
         err(400, {"enabled": 1}),
     ],
     prerequisites=["developer options unlocked (build number tapped 7 times)"],
-    check=_checker("enabled"),
+    check=switch_check("developer", "enabled"),
 )
 def set_developer_options(phone, s, args):
     if args["enabled"] and not s["unlocked"]:
@@ -152,7 +146,7 @@ def set_developer_options(phone, s, args):
         err(412, {"enabled": True}, {"developer.unlocked": True}),
     ],
     prerequisites=["developer options on"],
-    check=_checker("usb_debugging"),
+    check=switch_check("developer", "usb_debugging"),
 )
 def set_usb_debugging(phone, s, args):
     return _flag(phone, s, "usb_debugging", args["enabled"], "USB debugging")
@@ -170,7 +164,7 @@ def set_usb_debugging(phone, s, args):
         err(412, {"enabled": True}, {**_ON, "connectivity.wifi.enabled": False, "connectivity.wifi.connected": None}),
     ],
     prerequisites=["developer options on", "connected to Wi-Fi"],
-    check=_checker("wireless_debugging"),
+    check=switch_check("developer", "wireless_debugging"),
 )
 def set_wireless_debugging(phone, s, args):
     if args["enabled"] and s["enabled"]:
@@ -233,7 +227,7 @@ def set_usb_configuration(phone, s, args):
     codes=(412,),
     cases=[ok({"enabled": True}, _ON), err(412, {"enabled": True})],
     prerequisites=["developer options on"],
-    check=_checker("stay_awake"),
+    check=switch_check("developer", "stay_awake"),
 )
 def set_stay_awake(phone, s, args):
     return _flag(phone, s, "stay_awake", args["enabled"], "stay awake while charging")
@@ -247,7 +241,7 @@ def set_stay_awake(phone, s, args):
     codes=(412,),
     cases=[ok({"enabled": True}, _ON), err(412, {"enabled": True})],
     prerequisites=["developer options on"],
-    check=_checker("show_taps"),
+    check=switch_check("developer", "show_taps"),
 )
 def set_show_taps(phone, s, args):
     return _flag(phone, s, "show_taps", args["enabled"], "show taps")
@@ -261,7 +255,7 @@ def set_show_taps(phone, s, args):
     codes=(412,),
     cases=[ok({"enabled": True}, _ON), err(412, {"enabled": True})],
     prerequisites=["developer options on"],
-    check=_checker("pointer_location"),
+    check=switch_check("developer", "pointer_location"),
 )
 def set_pointer_location(phone, s, args):
     return _flag(phone, s, "pointer_location", args["enabled"], "pointer location")
@@ -275,7 +269,7 @@ def set_pointer_location(phone, s, args):
     codes=(412,),
     cases=[ok({"enabled": True}, _ON), err(412, {"enabled": True})],
     prerequisites=["developer options on"],
-    check=_checker("dont_keep_activities"),
+    check=switch_check("developer", "dont_keep_activities"),
 )
 def set_dont_keep_activities(phone, s, args):
     return _flag(phone, s, "dont_keep_activities", args["enabled"], "don't keep activities")
@@ -531,24 +525,13 @@ def developer_screen(phone, route):
         return "Animation scale", els
     els = [
         Element("about", "About phone", kind="item", clickable=True, to="about"),
-        Element(
-            "master",
-            "Use developer options",
-            kind="toggle",
-            clickable=s["unlocked"],
-            checked=s["enabled"],
-            tool=("set_developer_options", {"enabled": not s["enabled"]}),
-        ),
+        toggle("master", "Use developer options", s["enabled"], "set_developer_options", clickable=s["unlocked"]),
     ]
     if not s["unlocked"]:
         els.append(Element("hidden", "Hidden: tap Build number 7 times"))
         return "Developer options", els
     for key, label, tool in _SWITCHES:
-        els.append(
-            Element(
-                key, label, kind="toggle", clickable=s["enabled"], checked=s[key], tool=(tool, {"enabled": not s[key]})
-            )
-        )
+        els.append(toggle(key, label, s[key], tool, clickable=s["enabled"]))
     a = s["animation"]
     els.append(
         Element(
@@ -1071,23 +1054,11 @@ def _gui_unlock(rng: random.Random) -> Draft:
         allowed=["developer.build_taps"],
         order=["developer.options", f"developer.{switch}"],
         plan=[
-            Act(
-                "Unlocking needs taps on the About phone screen; delegate that to the GUI agent.",
-                [
-                    Call(
-                        "control_gui_agent",
-                        {
-                            "action": "start",
-                            "appName": "Developer Options",
-                            "instruction": "Unlock developer options by tapping the build number",
-                        },
-                        name="gui",
-                    )
-                ],
-            ),
-            Act(
-                "Run it and wait for confirmation before touching developer settings.",
-                [Call("control_gui_agent", {"action": "execute", "sessionId": R("gui", "data.sessionId")})],
+            *gui_agent(
+                "Developer Options",
+                "Unlock developer options by tapping the build number",
+                think="Unlocking needs taps on the About phone screen; delegate that to the GUI agent.",
+                run="Run it and wait for confirmation before touching developer settings.",
             ),
             Act(
                 f"The agent confirmed developer options are unlocked; now enable {label}.",

@@ -7,8 +7,9 @@ import random
 import re
 from typing import Any
 
+from devices.virtual.domains._shared import powered_off
 from devices.virtual.registry import Domain, Element, P, err, ok
-from devices.virtual.tasks import Act, Call, Draft, R, Say, Template
+from devices.virtual.tasks import Act, Call, Draft, R, Say, Template, gui_agent
 from devices.virtual.wording import pick
 from harness.contract import Code, ToolResult
 
@@ -90,13 +91,6 @@ DOMAIN = Domain(
     },
 )
 D = DOMAIN
-
-
-def _powered_off(phone) -> ToolResult | None:
-    dev = phone.state.get("power", {}).get("device")
-    if isinstance(dev, dict) and dev.get("state") == "off":
-        return ToolResult.fail(Code.PREREQUISITE, "the phone is powered off; power it on first")
-    return None
 
 
 def _online(phone) -> ToolResult | None:
@@ -218,7 +212,7 @@ def list_page_downloads(phone, s, args):
     check=lambda ph, a: any(a["url"] in (d["url"], d["name"]) for d in ph.state["files"]["downloads"].values()),
 )
 def download_file(phone, s, args):
-    if (bad := _powered_off(phone)) is not None:
+    if (bad := powered_off(phone)) is not None:
         return bad
     lk = next((x for x in s["web"]["links"] if x["url"] == args["url"] or x["name"] == args["url"]), None)
     if lk is None:
@@ -400,7 +394,7 @@ def get_file_info(phone, s, args):
     check=lambda ph, a: a["name"].strip() in ph.state["files"]["folders"],
 )
 def create_folder(phone, s, args):
-    if (bad := _powered_off(phone)) is not None:
+    if (bad := powered_off(phone)) is not None:
         return bad
     name = args["name"].strip()
     if "/" in name or name.startswith("."):
@@ -453,7 +447,7 @@ def list_folders(phone, s, args):
     ),
 )
 def move_files(phone, s, args):
-    if (bad := _powered_off(phone)) is not None:
+    if (bad := powered_off(phone)) is not None:
         return bad
     dest = args["destination"].strip()
     if dest not in s["folders"] and not args.get("create_folder"):
@@ -497,7 +491,7 @@ def move_files(phone, s, args):
     check=lambda ph, a: _in_folder(ph.state["files"], a["destination"], a["path"].rpartition("/")[2]),
 )
 def copy_file(phone, s, args):
-    if (bad := _powered_off(phone)) is not None:
+    if (bad := powered_off(phone)) is not None:
         return bad
     f = _lookup(s, args["path"])
     if isinstance(f, ToolResult):
@@ -528,7 +522,7 @@ def copy_file(phone, s, args):
     check=lambda ph, a: any(f["name"] == a["new_name"].strip() for f in ph.state["files"]["items"].values()),
 )
 def rename_file(phone, s, args):
-    if (bad := _powered_off(phone)) is not None:
+    if (bad := powered_off(phone)) is not None:
         return bad
     new = args["new_name"].strip()
     if "/" in new or new.startswith("."):
@@ -559,7 +553,7 @@ def rename_file(phone, s, args):
     check=lambda ph, a: not any(_in_folder(ph.state["files"], *p.rsplit("/", 1)) for p in a["paths"] if "/" in p),
 )
 def delete_files(phone, s, args):
-    if (bad := _powered_off(phone)) is not None:
+    if (bad := powered_off(phone)) is not None:
         return bad
     found = []
     for p in args["paths"]:
@@ -599,7 +593,7 @@ def delete_files(phone, s, args):
     check=lambda ph, a: any(f["name"] == a["name"] for f in ph.state["files"]["items"].values()),
 )
 def restore_file(phone, s, args):
-    if (bad := _powered_off(phone)) is not None:
+    if (bad := powered_off(phone)) is not None:
         return bad
     f = next((f for f in s["trash"].values() if f["name"] == args["name"]), None)
     if f is None:
@@ -942,23 +936,12 @@ def _gui_download_file(rng: random.Random) -> Draft:
                 "It confirmed all three downloads; double-check the download list before filing.",
                 [Call("list_downloads", {})],
             ),
-            Act(
-                "Hand exactly those file names to a GUI agent in the Files app.",
-                [
-                    Call(
-                        "control_gui_agent",
-                        {
-                            "action": "start",
-                            "appName": "Files",
-                            "instruction": f"Move {listing} from Download into the folder {dest}",
-                        },
-                        name="mv",
-                    )
-                ],
-            ),
-            Act(
-                "Run the filing agent.",
-                [Call("control_gui_agent", {"action": "execute", "sessionId": R("mv", "data.sessionId")})],
+            *gui_agent(
+                "Files",
+                f"Move {listing} from Download into the folder {dest}",
+                think="Hand exactly those file names to a GUI agent in the Files app.",
+                run="Run the filing agent.",
+                name="mv",
             ),
             Say(f"Downloaded {_join(names)} and moved them into {dest}."),
         ],
@@ -1065,17 +1048,12 @@ def _gui_download_offline(rng: random.Random) -> Draft:
         goal["connectivity.wifi.enabled"] = True
         plan.append(Act("Wi-Fi is off; turn it on before delegating.", [Call("set_wifi", {"enabled": True})]))
     plan += [
-        Act(
-            "Delegate the downloads to a GUI agent in the Browser.",
-            [
-                Call(
-                    "control_gui_agent",
-                    {"action": "start", "appName": "Browser", "instruction": f"Download the files: {listing}"},
-                    name="a",
-                )
-            ],
+        *gui_agent(
+            "Browser",
+            f"Download the files: {listing}",
+            think="Delegate the downloads to a GUI agent in the Browser.",
+            name="a",
         ),
-        Act("Run it.", [Call("control_gui_agent", {"action": "execute", "sessionId": R("a", "data.sessionId")})]),
         Say(f"{'Turned Wi-Fi on and d' if offline else 'D'}ownloaded {_join(names)} into Download."),
     ]
     return Draft(

@@ -7,9 +7,9 @@ import random
 import re
 from typing import Any
 
-from devices.virtual.domains.messages import new_id
+from devices.virtual.domains._shared import changed_items, new_id, toggle
 from devices.virtual.registry import Domain, Element, P, err, ok
-from devices.virtual.tasks import Act, Call, Draft, R, Say, Task, Template
+from devices.virtual.tasks import Act, Call, Draft, Say, Task, Template, gui_agent
 from devices.virtual.wording import pick
 from harness.contract import Code, ToolResult
 
@@ -612,13 +612,12 @@ def health_screen(phone, route):
         els = [Element("hdr_meds", "Medication reminders", kind="header")]
         for m in sorted(s["medications"].values(), key=lambda m: m["time"]):
             els.append(
-                Element(
+                toggle(
                     f"med:{m['id']}",
                     f"{m['time']} {m['name']} {m['dose']}",
-                    kind="toggle",
-                    clickable=True,
-                    checked=m["enabled"],
-                    tool=("set_medication_reminder_enabled", {"reminder_id": m["id"], "enabled": not m["enabled"]}),
+                    m["enabled"],
+                    "set_medication_reminder_enabled",
+                    {"reminder_id": m["id"]},
                 )
             )
         return "Medication", els
@@ -709,14 +708,9 @@ def _stat_question(rng: random.Random) -> Draft:
     )
 
 
-def _changed_items(before: dict[str, Any], after: dict[str, Any], skip: tuple[str, ...] = ()) -> list[str]:
-    """Ids of items that existed before and were edited or deleted (collateral inside an allowed collection)."""
-    return [k for k, v in before.items() if k not in skip and after.get(k) != v]
-
-
 def _check_workout(task: Task, initial: dict[str, Any], final: dict[str, Any], answer: str) -> tuple[bool, str]:
     p = task.params
-    if touched := _changed_items(initial["health"]["workouts"], final["health"]["workouts"]):
+    if touched := changed_items(initial["health"]["workouts"], final["health"]["workouts"]):
         return False, f"changed or deleted earlier workouts: {', '.join(touched)}"
     new = [w for wid, w in final["health"]["workouts"].items() if wid not in initial["health"]["workouts"]]
     if len(new) != 1:
@@ -785,7 +779,7 @@ _MEDS = [
 
 def _check_meds(task: Task, initial: dict[str, Any], final: dict[str, Any], answer: str) -> tuple[bool, str]:
     p = task.params
-    if touched := _changed_items(initial["health"]["medications"], final["health"]["medications"]):
+    if touched := changed_items(initial["health"]["medications"], final["health"]["medications"]):
         return False, f"changed existing reminders: {', '.join(touched)}"
     new = sorted(
         (m["name"].lower(), m["dose"].replace(" ", "").lower(), m["time"])
@@ -980,17 +974,9 @@ def _gui_water(rng: random.Random) -> Draft:
         subagent=True,
         goal={f"health.days.{DATES[-1]}.water_ml": water0 + 250 * n},
         plan=[
-            Act(
-                "Let the GUI agent tap through the Health app.",
-                [
-                    Call(
-                        "control_gui_agent",
-                        {"action": "start", "appName": "Health", "instruction": f"Add 250 ml of water {n} times."},
-                        name="gui",
-                    )
-                ],
+            *gui_agent(
+                "Health", f"Add 250 ml of water {n} times.", think="Let the GUI agent tap through the Health app."
             ),
-            Act("Run it.", [Call("control_gui_agent", {"action": "execute", "sessionId": R("gui", "data.sessionId")})]),
             Act("Check the total it left.", [Call("get_water_intake")]),
             Say(f"Logged {n * 250} ml of water; today's total is {water0 + 250 * n} ml."),
         ],

@@ -6,8 +6,9 @@ import random
 import re
 from typing import Any
 
+from devices.virtual.domains._shared import changed_items
 from devices.virtual.registry import Domain, Element, P, err, ok
-from devices.virtual.tasks import Act, Call, Draft, R, Say, Task, Template
+from devices.virtual.tasks import Act, Call, Draft, R, Say, Task, Template, gui_agent
 from devices.virtual.wording import pick
 from harness.contract import Code, ToolResult
 
@@ -744,17 +745,12 @@ def _play_playlist_volume(rng: random.Random) -> Draft:
     )
 
 
-def _changed_items(before: dict[str, Any], after: dict[str, Any], skip: tuple[str, ...] = ()) -> list[str]:
-    """Ids of items that existed before and were edited or deleted (collateral inside an allowed collection)."""
-    return [k for k, v in before.items() if k not in skip and after.get(k) != v]
-
-
 def _check_playlist(task: Task, initial: dict[str, Any], final: dict[str, Any], answer: str) -> tuple[bool, str]:
     p = task.params
     named = [pl for pl in final["media"]["playlists"].values() if pl["name"].lower() == p["name"].lower()]
     if len(named) != 1:
         return False, f"expected one playlist called {p['name']!r}, found {len(named)}"
-    others = _changed_items(initial["media"]["playlists"], final["media"]["playlists"], (named[0]["id"],))
+    others = changed_items(initial["media"]["playlists"], final["media"]["playlists"], (named[0]["id"],))
     if others:
         return False, f"changed other playlists: {', '.join(others)}"
     return (named[0]["tracks"] == p["tracks"], f"{p['name']} has {named[0]['tracks']}, expected {p['tracks']}")
@@ -970,21 +966,11 @@ def _gui_add_song(rng: random.Random) -> Draft:
         subagent=True,
         goal={f"media.playlists.{pl_id}.tracks": pl["tracks"] + [song]},
         plan=[
-            Act(
-                "Delegate the app work to the GUI agent.",
-                [
-                    Call(
-                        "control_gui_agent",
-                        {
-                            "action": "start",
-                            "appName": "Music",
-                            "instruction": f'Add "{title}" to the playlist "{pl["name"]}".',
-                        },
-                        name="gui",
-                    )
-                ],
+            *gui_agent(
+                "Music",
+                f'Add "{title}" to the playlist "{pl["name"]}".',
+                think="Delegate the app work to the GUI agent.",
             ),
-            Act("Run it.", [Call("control_gui_agent", {"action": "execute", "sessionId": R("gui", "data.sessionId")})]),
             Say(f"{title} is now on your {pl['name']} playlist."),
         ],
     )

@@ -6,8 +6,9 @@ import random
 import re
 from typing import Any
 
+from devices.virtual.domains._shared import clock_label, new_id, toggle
 from devices.virtual.registry import Domain, Element, P, err, ok
-from devices.virtual.tasks import Act, Call, Draft, R, Say, Task, Template
+from devices.virtual.tasks import Act, Call, Draft, Say, Task, Template, gui_agent
 from devices.virtual.wording import pick
 from harness.contract import Code, ToolResult
 
@@ -118,12 +119,6 @@ _SEND_AT = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}$")
 # -- helpers ------------------------------------------------------------------------------------
 
 
-def now_label(phone) -> str:
-    """The phone's wall-clock time as shown in the status bar (one minute per planner step)."""
-    c = phone.clock
-    return f"{9 + c // 60 % 12:02d}:{c % 60:02d}"
-
-
 def normalise_number(raw: str) -> str | None:
     """Digits with an optional leading '+', or None when ``raw`` is not a plausible phone number."""
     s = raw.strip()
@@ -185,15 +180,6 @@ def _resolve(s: dict[str, Any], recipient: str) -> tuple[str | None, dict[str, A
 def _name_for(s: dict[str, Any], number: str) -> str:
     c = _contact_by_number(s, number)
     return c["name"] if c else number
-
-
-def new_id(phone, prefix: str, taken: Any) -> str:
-    """A fresh id: the event sequence number is deterministic, so ids need no counter in state (a
-    counter would show up as a change the user did not ask for); ``taken`` holds seeded ids to avoid."""
-    n = phone.seq + 1
-    while f"{prefix}{n}" in taken:
-        n += 1
-    return f"{prefix}{n}"
 
 
 def _message_ids(s: dict[str, Any]) -> set[str]:
@@ -462,7 +448,7 @@ def send_sms(phone, s, args):
         return ToolResult.fail(Code.CONFLICT, f"{contact['name']} is blocked; unblock the contact before messaging")
     thread = s["threads"].setdefault(number, {"number": number, "messages": []})
     mid = new_id(phone, "m", _message_ids(s))
-    thread["messages"].append({"id": mid, "dir": "out", "body": args["body"], "time": now_label(phone), "read": True})
+    thread["messages"].append({"id": mid, "dir": "out", "body": args["body"], "time": clock_label(phone), "read": True})
     phone.log("messages.sms_sent", message_id=mid, number=number)
     who = contact["name"] if contact else number
     return ToolResult.ok(
@@ -694,22 +680,15 @@ def messages_screen(phone, route):
             return "Contact", [Element("missing", "This contact no longer exists")]
         return c["name"], [
             Element("phone", c["phone"]),
-            Element(
+            toggle(
                 "favourite",
                 "Favourite",
-                kind="toggle",
-                clickable=True,
-                checked=c["favourite"],
-                tool=("set_contact_favourite", {"contact_id": c["id"], "favourite": not c["favourite"]}),
+                c["favourite"],
+                "set_contact_favourite",
+                {"contact_id": c["id"]},
+                key="favourite",
             ),
-            Element(
-                "blocked",
-                "Blocked",
-                kind="toggle",
-                clickable=True,
-                checked=c["blocked"],
-                tool=("block_contact", {"contact_id": c["id"], "blocked": not c["blocked"]}),
-            ),
+            toggle("blocked", "Blocked", c["blocked"], "block_contact", {"contact_id": c["id"]}, key="blocked"),
             Element("message", "Send message", kind="button", clickable=not c["blocked"], to=f"thread:{c['phone']}"),
         ]
     if route.startswith("thread:"):
@@ -1087,19 +1066,11 @@ def _gui_send(rng: random.Random) -> Draft:
         subagent=True,
         allowed=[f"messages.threads.{target['phone']}"],
         plan=[
-            Act(
-                "Hand the app work to the GUI agent.",
-                [
-                    Call(
-                        "control_gui_agent",
-                        {"action": "start", "appName": "Messages", "instruction": gui_instruction},
-                        name="gui",
-                    )
-                ],
-            ),
-            Act(
-                "Run it and wait for its result.",
-                [Call("control_gui_agent", {"action": "execute", "sessionId": R("gui", "data.sessionId")})],
+            *gui_agent(
+                "Messages",
+                gui_instruction,
+                think="Hand the app work to the GUI agent.",
+                run="Run it and wait for its result.",
             ),
             Say(f'The GUI agent sent "{body}" to {target["name"]} in Messages.'),
         ],

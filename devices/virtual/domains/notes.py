@@ -6,6 +6,7 @@ import random
 import re
 from typing import Any
 
+from devices.virtual.domains._shared import powered_off, toggle
 from devices.virtual.registry import Domain, Element, P, err, ok
 from devices.virtual.tasks import Act, Call, Draft, R, Say, Template
 from devices.virtual.wording import pick
@@ -68,14 +69,6 @@ DOMAIN = Domain(
 D = DOMAIN
 
 
-def _powered_off(phone) -> ToolResult | None:
-    # The power domain owns the device state; a powered-off phone accepts no writes.
-    dev = phone.state.get("power", {}).get("device")
-    if isinstance(dev, dict) and dev.get("state") == "off":
-        return ToolResult.fail(Code.PREREQUISITE, "the phone is powered off; power it on first")
-    return None
-
-
 def _find(s: dict[str, Any], nid: str) -> dict[str, Any] | ToolResult:
     n = s["notes"].get(nid)
     if n is None:
@@ -84,7 +77,7 @@ def _find(s: dict[str, Any], nid: str) -> dict[str, Any] | ToolResult:
 
 
 def _writable(phone, s: dict[str, Any], nid: str) -> dict[str, Any] | ToolResult:
-    if (off := _powered_off(phone)) is not None:
+    if (off := powered_off(phone)) is not None:
         return off
     n = _find(s, nid)
     if isinstance(n, ToolResult):
@@ -166,7 +159,7 @@ _NOTE_ID = P.string("note id, e.g. note_0007")
     check=lambda ph, a: any(n["title"] == a["title"] for n in ph.state["notes"]["notes"].values()),
 )
 def create_note(phone, s, args):
-    if (off := _powered_off(phone)) is not None:
+    if (off := powered_off(phone)) is not None:
         return off
     folder = args.get("folder", "Personal")
     if folder not in s["folders"]:
@@ -312,7 +305,7 @@ def append_to_note(phone, s, args):
     check=lambda ph, a: ph.state["notes"]["notes"][a["note_id"]]["saved"],
 )
 def save_note(phone, s, args):
-    if (off := _powered_off(phone)) is not None:
+    if (off := powered_off(phone)) is not None:
         return off
     n = _find(s, args["note_id"])
     if isinstance(n, ToolResult):
@@ -378,7 +371,7 @@ def delete_note(phone, s, args):
     check=lambda ph, a: ph.state["notes"]["notes"][a["note_id"]]["pinned"] == a["pinned"],
 )
 def pin_note(phone, s, args):
-    if (off := _powered_off(phone)) is not None:
+    if (off := powered_off(phone)) is not None:
         return off
     n = _find(s, args["note_id"])
     if isinstance(n, ToolResult):
@@ -512,7 +505,7 @@ def list_note_folders(phone, s, args):
     check=lambda ph, a: a["name"] in ph.state["notes"]["folders"],
 )
 def create_note_folder(phone, s, args):
-    if (off := _powered_off(phone)) is not None:
+    if (off := powered_off(phone)) is not None:
         return off
     name = args["name"].strip()
     if any(f.lower() == name.lower() for f in s["folders"]):
@@ -537,7 +530,7 @@ def create_note_folder(phone, s, args):
     check=lambda ph, a: a["name"] not in ph.state["notes"]["folders"],
 )
 def delete_note_folder(phone, s, args):
-    if (off := _powered_off(phone)) is not None:
+    if (off := powered_off(phone)) is not None:
         return off
     if args["name"] not in s["folders"]:
         return ToolResult.fail(Code.NOT_FOUND, f"folder '{args['name']}' does not exist")
@@ -616,13 +609,13 @@ def notes_screen(phone, route):
         ]
         for i, item in enumerate(n["checklist"]):
             els.append(
-                Element(
+                toggle(
                     f"item:{i}",
                     item["text"],
-                    kind="toggle",
-                    clickable=True,
-                    checked=item["done"],
-                    tool=("set_checklist_item", {"note_id": n["id"], "item": item["text"], "done": not item["done"]}),
+                    item["done"],
+                    "set_checklist_item",
+                    {"note_id": n["id"], "item": item["text"]},
+                    key="done",
                 )
             )
         els.append(

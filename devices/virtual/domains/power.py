@@ -6,8 +6,9 @@ import random
 import re
 from typing import Any
 
+from devices.virtual.domains._shared import toggle
 from devices.virtual.registry import Domain, Element, P, err, ok
-from devices.virtual.tasks import Act, Call, Draft, R, Say, Template
+from devices.virtual.tasks import Act, Call, Draft, R, Say, Template, gui_agent
 from devices.virtual.wording import pick
 from harness.contract import Code, ToolResult
 
@@ -480,22 +481,13 @@ def battery_screen(phone, route):
     b = s["battery"]
     return "Battery", [
         Element("level", f"{b['level']}%{' · charging' if b['charging'] else ''} · health {b['health']}"),
-        Element(
+        toggle(
             "saver",
             f"Battery saver: {'on' if s['battery_saver']['enabled'] else 'off'}",
-            kind="toggle",
-            clickable=True,
-            checked=s["battery_saver"]["enabled"],
-            tool=("set_battery_saver", {"enabled": not s["battery_saver"]["enabled"]}),
+            s["battery_saver"]["enabled"],
+            "set_battery_saver",
         ),
-        Element(
-            "adaptive",
-            "Adaptive battery",
-            kind="toggle",
-            clickable=True,
-            checked=s["adaptive_battery"],
-            tool=("set_adaptive_battery", {"enabled": not s["adaptive_battery"]}),
-        ),
+        toggle("adaptive", "Adaptive battery", s["adaptive_battery"], "set_adaptive_battery"),
         Element(
             "mode",
             f"Performance mode: {s['performance_mode'].replace('_', ' ')}",
@@ -924,11 +916,7 @@ def _gui_battery(rng: random.Random) -> Draft:
         subagent=True,
         goal=goal,
         plan=[
-            Act(
-                "Delegate to a GUI agent on the Battery app.",
-                [Call("control_gui_agent", {"action": "start", "appName": "Battery", "instruction": instr}, name="g")],
-            ),
-            Act("Run it.", [Call("control_gui_agent", {"action": "execute", "sessionId": R("g", "data.sessionId")})]),
+            *gui_agent("Battery", instr, think="Delegate to a GUI agent on the Battery app.", name="g"),
             Act("Verify in the battery status.", [Call("get_battery_status")]),
             Say(done),
         ],

@@ -7,8 +7,9 @@ import random
 import re
 from typing import Any
 
+from devices.virtual.domains._shared import match_name, switch, toggle
 from devices.virtual.registry import Domain, Element, P, err, ok
-from devices.virtual.tasks import Act, Call, Draft, R, Say, Template
+from devices.virtual.tasks import Act, Call, Draft, Say, Template, gui_agent
 from devices.virtual.wording import pick
 from harness.contract import Code, ToolResult
 
@@ -89,11 +90,6 @@ def _saver_on(phone: Any) -> bool:
     return bool(phone.state.get("power", {}).get("battery_saver", {}).get("enabled"))
 
 
-def _match(name: str, options: list[str]) -> str | None:
-    low = name.strip().lower()
-    return next((o for o in options if o.lower() == low), None)
-
-
 # -- Display --------------------------------------------------------------------------------------
 
 
@@ -147,12 +143,13 @@ def set_brightness(phone, s, args):
     check=lambda ph, a: ph.state["settings_display"]["display"]["adaptive_brightness"] == a["enabled"],
 )
 def set_adaptive_brightness(phone, s, args):
-    d = s["display"]
-    if d["adaptive_brightness"] != args["enabled"]:
-        d["adaptive_brightness"] = args["enabled"]
-        phone.log("settings_display.adaptive_brightness", enabled=args["enabled"])
-    return ToolResult.ok(
-        f"adaptive brightness {'on' if args['enabled'] else 'off'}", {"adaptive_brightness": args["enabled"]}
+    return switch(
+        phone,
+        s["display"],
+        "adaptive_brightness",
+        args["enabled"],
+        "adaptive brightness",
+        "settings_display.adaptive_brightness",
     )
 
 
@@ -173,11 +170,7 @@ def set_adaptive_brightness(phone, s, args):
 def set_dark_mode(phone, s, args):
     if not args["enabled"] and _saver_on(phone):
         return ToolResult.fail(Code.CONFLICT, "battery saver forces dark theme; turn battery saver off first")
-    d = s["display"]
-    if d["dark_mode"] != args["enabled"]:
-        d["dark_mode"] = args["enabled"]
-        phone.log("settings_display.dark_mode", enabled=args["enabled"])
-    return ToolResult.ok(f"dark theme {'on' if args['enabled'] else 'off'}", {"dark_mode": args["enabled"]})
+    return switch(phone, s["display"], "dark_mode", args["enabled"], "dark theme", "settings_display.dark_mode")
 
 
 @D.tool(
@@ -189,11 +182,7 @@ def set_dark_mode(phone, s, args):
     check=lambda ph, a: ph.state["settings_display"]["display"]["night_light"] == a["enabled"],
 )
 def set_night_light(phone, s, args):
-    d = s["display"]
-    if d["night_light"] != args["enabled"]:
-        d["night_light"] = args["enabled"]
-        phone.log("settings_display.night_light", enabled=args["enabled"])
-    return ToolResult.ok(f"night light {'on' if args['enabled'] else 'off'}", {"night_light": args["enabled"]})
+    return switch(phone, s["display"], "night_light", args["enabled"], "night light", "settings_display.night_light")
 
 
 @D.tool(
@@ -236,12 +225,12 @@ def set_refresh_rate(phone, s, args):
         err(400, {"name": "Aurora", "target": "ceiling"}),
     ],
     check=lambda ph, a: all(
-        ph.state["settings_display"]["display"]["wallpaper"][t] == _match(a["name"], WALLPAPERS)
+        ph.state["settings_display"]["display"]["wallpaper"][t] == match_name(a["name"], WALLPAPERS)
         for t in (("home", "lock") if a.get("target", "both") == "both" else (a["target"],))
     ),
 )
 def set_wallpaper(phone, s, args):
-    name = _match(args["name"], WALLPAPERS)
+    name = match_name(args["name"], WALLPAPERS)
     if name is None:
         return ToolResult.fail(
             Code.NOT_FOUND, f"no wallpaper named '{args['name']}'; available: {', '.join(WALLPAPERS)}"
@@ -278,10 +267,10 @@ def get_system_settings(phone, s, args):
     ["language"],
     codes=(404,),
     cases=[ok({"language": "French"}), err(404, {"language": "Elvish"})],
-    check=lambda ph, a: ph.state["settings_display"]["system"]["language"] == _match(a["language"], LANGUAGES),
+    check=lambda ph, a: ph.state["settings_display"]["system"]["language"] == match_name(a["language"], LANGUAGES),
 )
 def set_system_language(phone, s, args):
-    lang = _match(args["language"], LANGUAGES)
+    lang = match_name(args["language"], LANGUAGES)
     if lang is None:
         return ToolResult.fail(
             Code.NOT_FOUND, f"language '{args['language']}' is not available; available: {', '.join(LANGUAGES)}"
@@ -327,11 +316,8 @@ def set_date_time_format(phone, s, args):
     check=lambda ph, a: ph.state["settings_display"]["system"]["auto_timezone"] == a["enabled"],
 )
 def set_auto_time_zone(phone, s, args):
-    if s["system"]["auto_timezone"] != args["enabled"]:
-        s["system"]["auto_timezone"] = args["enabled"]
-        phone.log("settings_display.auto_timezone", enabled=args["enabled"])
-    return ToolResult.ok(
-        f"automatic time zone {'on' if args['enabled'] else 'off'}", {"auto_timezone": args["enabled"]}
+    return switch(
+        phone, s["system"], "auto_timezone", args["enabled"], "automatic time zone", "settings_display.auto_timezone"
     )
 
 
@@ -370,11 +356,11 @@ def set_time_zone(phone, s, args):
     ["keyboard"],
     codes=(404,),
     cases=[ok({"keyboard": "SwiftKey"}), err(404, {"keyboard": "Fleksy"})],
-    check=lambda ph, a: ph.state["settings_display"]["keyboard"]["default"] == _match(a["keyboard"], KEYBOARDS),
+    check=lambda ph, a: ph.state["settings_display"]["keyboard"]["default"] == match_name(a["keyboard"], KEYBOARDS),
 )
 def set_default_keyboard(phone, s, args):
     kb = s["keyboard"]
-    name = _match(args["keyboard"], kb["installed"])
+    name = match_name(args["keyboard"], kb["installed"])
     if name is None:
         return ToolResult.fail(
             Code.NOT_FOUND, f"keyboard '{args['keyboard']}' is not installed; installed: {', '.join(kb['installed'])}"
@@ -463,10 +449,10 @@ def set_do_not_disturb(phone, s, args):
     ["name"],
     codes=(404,),
     cases=[ok({"name": "Zen Garden"}), err(404, {"name": "Never Gonna Give You Up"})],
-    check=lambda ph, a: ph.state["settings_display"]["sound"]["ringtone"] == _match(a["name"], RINGTONES),
+    check=lambda ph, a: ph.state["settings_display"]["sound"]["ringtone"] == match_name(a["name"], RINGTONES),
 )
 def set_ringtone(phone, s, args):
-    name = _match(args["name"], RINGTONES)
+    name = match_name(args["name"], RINGTONES)
     if name is None:
         return ToolResult.fail(Code.NOT_FOUND, f"no ringtone named '{args['name']}'; available: {', '.join(RINGTONES)}")
     old = s["sound"]["ringtone"]
@@ -526,30 +512,9 @@ def settings_screen(phone, route):
                 clickable=not d["adaptive_brightness"],
                 tool=("set_brightness", {"level": min(100, d["brightness"] + 10)}),
             ),
-            Element(
-                "adaptive",
-                "Adaptive brightness",
-                kind="toggle",
-                clickable=True,
-                checked=d["adaptive_brightness"],
-                tool=("set_adaptive_brightness", {"enabled": not d["adaptive_brightness"]}),
-            ),
-            Element(
-                "dark",
-                "Dark theme",
-                kind="toggle",
-                clickable=True,
-                checked=d["dark_mode"],
-                tool=("set_dark_mode", {"enabled": not d["dark_mode"]}),
-            ),
-            Element(
-                "night_light",
-                "Night Light",
-                kind="toggle",
-                clickable=True,
-                checked=d["night_light"],
-                tool=("set_night_light", {"enabled": not d["night_light"]}),
-            ),
+            toggle("adaptive", "Adaptive brightness", d["adaptive_brightness"], "set_adaptive_brightness"),
+            toggle("dark", "Dark theme", d["dark_mode"], "set_dark_mode"),
+            toggle("night_light", "Night Light", d["night_light"], "set_night_light"),
             Element(
                 "smooth",
                 "Smooth display (adaptive refresh)",
@@ -583,16 +548,7 @@ def settings_screen(phone, route):
                     tool=("set_sound_profile", {"profile": p}),
                 )
             )
-        els.append(
-            Element(
-                "dnd",
-                "Do Not Disturb",
-                kind="toggle",
-                clickable=True,
-                checked=snd["dnd"]["enabled"],
-                tool=("set_do_not_disturb", {"enabled": not snd["dnd"]["enabled"]}),
-            )
-        )
+        els.append(toggle("dnd", "Do Not Disturb", snd["dnd"]["enabled"], "set_do_not_disturb"))
         els.append(Element("ringtone", f"Ringtone: {snd['ringtone']}", kind="item", clickable=True, to="ringtone"))
         return "Sound", els
     if route == "ringtone":
@@ -609,14 +565,7 @@ def settings_screen(phone, route):
     if route == "system":
         return "System", [
             Element("language", f"Language: {sysm['language']}"),
-            Element(
-                "auto_tz",
-                "Set time zone automatically",
-                kind="toggle",
-                clickable=True,
-                checked=sysm["auto_timezone"],
-                tool=("set_auto_time_zone", {"enabled": not sysm["auto_timezone"]}),
-            ),
+            toggle("auto_tz", "Set time zone automatically", sysm["auto_timezone"], "set_auto_time_zone"),
             Element("tz", f"Time zone: {sysm['timezone']}"),
             Element(
                 "24h",
@@ -1175,13 +1124,11 @@ def _gui_sound(rng: random.Random) -> Draft:
         subagent=True,
         goal=goal,
         plan=[
-            Act(
-                "This is app work in Settings; hand it to the GUI agent.",
-                [Call("control_gui_agent", {"action": "start", "appName": "Settings", "instruction": gui}, name="gui")],
-            ),
-            Act(
-                "Run the session and wait for its result.",
-                [Call("control_gui_agent", {"action": "execute", "sessionId": R("gui", "data.sessionId")})],
+            *gui_agent(
+                "Settings",
+                gui,
+                think="This is app work in Settings; hand it to the GUI agent.",
+                run="Run the session and wait for its result.",
             ),
             Say(done),
         ],
