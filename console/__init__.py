@@ -1,0 +1,1 @@
+"""The human console: records, writes (services), reads (selectors), pages and websocket consumers."""

@@ -1,0 +1,1 @@
+"""The REST API (DRF): jobs and the current user, documented at /api/docs/."""
