@@ -321,11 +321,13 @@ def run_episodes(
     executor: GuiExecutor | None = None,
     record_diffs: bool = False,
     on_episode: Callable[[int, Episode], None] | None = None,
+    on_step: Callable[[int, Any, Step], None] | None = None,
 ) -> list[Episode]:
     """Run many tasks in lock-step: each step, ONE ``planner.generate`` for every active episode.
 
     At most ``batch_size`` episodes run at once, each on its own env (reused for the slot's next
-    task). Returns episodes in task order; ``on_episode(index, episode)`` sees each as it finishes.
+    task). Returns episodes in task order; ``on_episode(index, episode)`` sees each as it finishes;
+    ``on_step(index, env, step)`` sees each step right after it ran (e.g. to save the env's screen).
     """
     todo = list(enumerate(tasks))
     out: list[Episode | None] = [None] * len(todo)
@@ -354,7 +356,9 @@ def run_episodes(
         freed: list[int] = []
         for (idx, runner, slot), turn in zip(active, turns, strict=True):
             runner.wall += share
-            runner.apply(turn)
+            step = runner.apply(turn)
+            if on_step is not None:
+                on_step(idx, runner.env, step)
             if runner.done:
                 ep = runner.finish(planner.name)
                 _end(planner, runner.episode_id)

@@ -50,6 +50,8 @@ def _secret_key() -> str:
 
 SECRET_KEY = _secret_key()
 FLYWHEEL_DATA_DIR = Path(envstr("FLYWHEEL_DATA_DIR", "") or VAR_DIR / "data").resolve()
+# How long a review claim holds a queue item for its reviewer; the open review page renews it.
+FLYWHEEL_REVIEW_LEASE_SECONDS = envint("FLYWHEEL_REVIEW_LEASE_SECONDS", 300, minimum=10, maximum=86400)
 
 DATABASE_URL = envurl("DATABASE_URL", ("postgres", "postgresql", "pgsql"))
 DATABASE_EMBEDDED = not DATABASE_URL
@@ -202,13 +204,22 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Flywheel API",
-    "DESCRIPTION": "Jobs and users of the Flywheel console.",
+    "DESCRIPTION": "Jobs, users and the data flywheel (rounds, tasks, trajectories, review queues, the decision "
+    "log, datasets) of the Flywheel console.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Several records have a "status"; name each choice set after its model.
+    "ENUM_NAME_OVERRIDES": {
+        "JobStatusEnum": "console.models.JobStatus",
+        "RoundStatusEnum": "console.models.RoundStatus",
+        "TaskStatusEnum": "console.models.TaskStatus",
+        "TrajectoryStatusEnum": "console.models.TrajectoryStatus",
+        "ItemStatusEnum": "console.models.ItemStatus",
+    },
 }
 
 # Celery (webapp/celery.py reads every CELERY_* name here).

@@ -1,1 +1,2 @@
-"""The REST API (DRF): jobs and the current user, documented at /api/docs/."""
+"""The REST API (DRF), documented at /api/docs/: jobs and the current user (``views``), and the data
+flywheel's rounds, tasks, trajectories, review queues, decision log and datasets (``data_views``)."""

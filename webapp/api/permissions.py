@@ -15,3 +15,27 @@ class CanRunJobsOrReadOnly(BasePermission):
         if not (user and user.is_authenticated):
             return False
         return request.method in SAFE_METHODS or user.can_run_jobs
+
+
+class CanManageRoundsOrReadOnly(BasePermission):
+    """Every signed-in role reads rounds; only managers (and admins) start them and set their weights."""
+
+    message = "Only managers can start rounds or change their weights."
+
+    def has_permission(self, request, view) -> bool:
+        user = request.user
+        if not (user and user.is_authenticated):
+            return False
+        return request.method in SAFE_METHODS or user.can_run_jobs
+
+
+class CanReviewOrReadOnly(BasePermission):
+    """Every signed-in role reads the queues; annotators and managers (and admins) claim and decide."""
+
+    message = "Only annotators and managers review; analysts read the queues."
+
+    def has_permission(self, request, view) -> bool:
+        user = request.user
+        if not (user and user.is_authenticated):
+            return False
+        return request.method in SAFE_METHODS or user.can_review

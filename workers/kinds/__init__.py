@@ -16,6 +16,7 @@ from console import job_kinds
 
 KIND_MODULES = (
     "workers.kinds.demo",
+    "workers.kinds.flywheel",
     "workers.kinds.maintenance",
 )
 
