@@ -1,14 +1,12 @@
 """Pages of the data flywheel: review queues, the trajectory viewer, rounds, review progress, datasets.
 
-Each view parses input, calls the review / rounds / curation services and selectors (imported inside
-the functions: those modules import the records and, through them, sometimes these pages), and
+Each view parses input, calls the review / rounds services and the review / datasets selectors, and
 renders. Role checks come first, so a refused visitor learns nothing about ids.
 """
 
 from __future__ import annotations
 
 import json
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +20,12 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from console import job_kinds, services
+from console.job_config import ConfigError
 from console.models import (
     DatasetVersion,
     Decision,
+    Job,
     Queue,
     QueueItem,
     Review,
@@ -35,6 +36,23 @@ from console.models import (
     TrajectoryStep,
     User,
 )
+from console.selectors.datasets import dataset_file as dataset_file_path
+from console.selectors.datasets import dataset_get
+from console.selectors.datasets import dataset_list as dataset_query
+from console.selectors.lookup import uuid_or_404
+from console.selectors.review import (
+    queue_item_get,
+    reason_code_list,
+    review_agreement,
+    review_log,
+    review_queue_progress,
+    round_funnel,
+    round_get,
+    trajectory_detail,
+)
+from console.selectors.review import round_list as round_query
+from console.services.review import LeaseLost, ReviewError, review_claim_next, review_decide, review_lease_renew
+from console.services.rounds import round_create, round_weights_set
 
 QUEUE_URLS = {Queue.TASK: "console:review-tasks", Queue.TRAJECTORY: "console:review-trajectories"}
 FLYWHEEL_KINDS = ("flywheel.generate", "flywheel.collect", "flywheel.curate", "flywheel.feedback")
@@ -167,26 +185,17 @@ def _viewer_context(trajectory: Trajectory) -> dict[str, Any]:
 @require_GET
 @login_required
 def trajectory_view(request: HttpRequest, trajectory_id: str) -> HttpResponse:
-    from console.selectors.review import trajectory_detail
-
     trajectory = trajectory_detail(trajectory_id=trajectory_id, user=request.user)
     context = _viewer_context(trajectory)
     context["reviews"] = trajectory.reviews.select_related("reviewer").order_by("created_at")
     return render(request, "console/review/trajectory.html", context)
 
 
-def _uuid_or_404(value: Any, what: str) -> uuid.UUID:
-    try:
-        return uuid.UUID(str(value))
-    except ValueError:
-        raise Http404(f"No {what} with this id.") from None
-
-
 @require_GET
 @login_required
 def trajectory_screen(request: HttpRequest, trajectory_id: str, index: int) -> FileResponse:
     step = (
-        TrajectoryStep.objects.filter(trajectory_id=_uuid_or_404(trajectory_id, "trajectory"), index=index)
+        TrajectoryStep.objects.filter(trajectory_id=uuid_or_404(trajectory_id, "trajectory"), index=index)
         .only("screen")
         .first()
     )
@@ -207,8 +216,6 @@ def _queue_from(name: str) -> Queue:
 
 
 def _round_filter(request: HttpRequest) -> Round | None:
-    from console.selectors.review import round_get
-
     key = request.GET.get("round") or request.POST.get("round") or ""
     return round_get(round_id=key) if key else None
 
@@ -241,8 +248,6 @@ def _item_page(
     values: dict[str, str] | None = None,
     status: int = 200,
 ) -> HttpResponse:
-    from console.selectors.review import reason_code_list, review_queue_progress
-
     queue = _queue_from(item.queue)
     context: dict[str, Any] = {
         "queue": queue,
@@ -259,8 +264,6 @@ def _item_page(
     if queue == Queue.TASK:
         context.update(_task_context(item.task, values))
     else:
-        from console.selectors.review import trajectory_detail
-
         trajectory = trajectory_detail(trajectory_id=item.trajectory_id, user=request.user)
         context.update(_viewer_context(trajectory))
         context["task"] = trajectory.task
@@ -269,9 +272,6 @@ def _item_page(
 
 def _queue_page(request: HttpRequest, queue: Queue) -> HttpResponse:
     _require_review(request.user)
-    from console.selectors.review import review_queue_progress
-    from console.services.review import review_claim_next
-
     round_ = _round_filter(request)
     item = review_claim_next(queue=queue, user=request.user, round=round_)
     if item is None:
@@ -285,8 +285,6 @@ def _queue_page(request: HttpRequest, queue: Queue) -> HttpResponse:
                 "round": round_,
             },
         )
-    from console.selectors.review import queue_item_get
-
     return _item_page(request, queue_item_get(item_id=item.pk, user=request.user))
 
 
@@ -367,9 +365,6 @@ def _parse_step_labels(raw: str) -> list[dict[str, Any]]:
 @login_required
 def review_decide_view(request: HttpRequest, item_id: str) -> HttpResponse:
     _require_review(request.user)
-    from console.selectors.review import queue_item_get
-    from console.services.review import LeaseLost, ReviewError, review_decide
-
     item = queue_item_get(item_id=item_id, user=request.user)
     post = request.POST
     values = {k: post.get(k, "") for k in ("instruction", "goal", "setup", "comment", "reason_code", "decision")}
@@ -406,9 +401,6 @@ def review_decide_view(request: HttpRequest, item_id: str) -> HttpResponse:
 @login_required
 def review_renew_view(request: HttpRequest, item_id: str) -> JsonResponse:
     _require_review(request.user)
-    from console.selectors.review import queue_item_get
-    from console.services.review import LeaseLost, review_lease_renew
-
     item = queue_item_get(item_id=item_id, user=request.user)
     try:
         item = review_lease_renew(item=item, user=request.user)
@@ -421,8 +413,6 @@ def review_renew_view(request: HttpRequest, item_id: str) -> JsonResponse:
 @require_GET
 @login_required
 def review_progress(request: HttpRequest) -> HttpResponse:
-    from console.selectors.review import review_agreement, review_queue_progress
-
     queues = []
     for queue in (Queue.TASK, Queue.TRAJECTORY):
         progress = review_queue_progress(queue=queue)
@@ -435,8 +425,6 @@ def review_progress(request: HttpRequest) -> HttpResponse:
 @require_GET
 @login_required
 def review_log_page(request: HttpRequest) -> HttpResponse:
-    from console.selectors.review import review_log
-
     queue = request.GET.get("queue", "")
     if queue not in Queue.values:
         queue = ""
@@ -458,17 +446,13 @@ def review_log_page(request: HttpRequest) -> HttpResponse:
 
 
 def _round_rows(rounds: Any) -> list[dict[str, Any]]:
-    from console.selectors.review import round_funnel
-
     return [{"round": r, "funnel": round_funnel(round=r)} for r in rounds]
 
 
 def _rounds_page(request: HttpRequest, *, error: str = "", values: dict[str, str] | None = None,
                  status: int = 200) -> HttpResponse:
-    from console.selectors.review import round_list as rounds
-
-    page = Paginator(rounds(), 25).get_page(request.GET.get("page"))
-    latest = rounds().first()
+    page = Paginator(round_query(), 25).get_page(request.GET.get("page"))
+    latest = round_query().first()
     suggested = latest.suggested_weights if latest and latest.suggested_weights else (
         latest.generation_weights if latest else {}
     )
@@ -493,8 +477,6 @@ def round_list(request: HttpRequest) -> HttpResponse:
 @login_required
 def round_start(request: HttpRequest) -> HttpResponse:
     _require_manager(request.user)
-    from console.services.rounds import round_create
-
     name = request.POST.get("name", "").strip()[:200]
     raw = request.POST.get("weights", "").strip()
     try:
@@ -507,8 +489,6 @@ def round_start(request: HttpRequest) -> HttpResponse:
 
 
 def _job_forms(round_: Round) -> list[dict[str, Any]]:
-    from console import job_kinds
-
     forms = []
     for kind in FLYWHEEL_KINDS:
         try:
@@ -528,9 +508,6 @@ def _job_forms(round_: Round) -> list[dict[str, Any]]:
 
 def _round_page(request: HttpRequest, round_: Round, *, weights_error: str = "", weights_value: str = "",
                 job_error: tuple[str, str] = ("", ""), job_value: str = "", status: int = 200) -> HttpResponse:
-    from console.models import Job
-    from console.selectors.review import review_queue_progress, round_funnel
-
     funnel = round_funnel(round=round_)
     stages = [(label, funnel.get(key, 0) or 0) for key, label in FUNNEL_STAGES]
     jobs = Job.objects.filter(kind__in=FLYWHEEL_KINDS, config__round_id=str(round_.id)).order_by("-created_at")[:20]
@@ -573,8 +550,6 @@ def _weights_table(current: dict, suggested: dict) -> list[dict[str, Any]]:
 @require_GET
 @login_required
 def round_detail(request: HttpRequest, round_id: str) -> HttpResponse:
-    from console.selectors.review import round_get
-
     return _round_page(request, round_get(round_id=round_id, user=request.user))
 
 
@@ -582,9 +557,6 @@ def round_detail(request: HttpRequest, round_id: str) -> HttpResponse:
 @login_required
 def round_weights(request: HttpRequest, round_id: str) -> HttpResponse:
     _require_manager(request.user)
-    from console.selectors.review import round_get
-    from console.services.rounds import round_weights_set
-
     round_ = round_get(round_id=round_id, user=request.user)
     raw = request.POST.get("weights", "")
     try:
@@ -600,10 +572,6 @@ def round_weights(request: HttpRequest, round_id: str) -> HttpResponse:
 @login_required
 def round_job_start(request: HttpRequest, round_id: str) -> HttpResponse:
     _require_manager(request.user)
-    from console import job_kinds, services
-    from console.job_config import ConfigError
-    from console.selectors.review import round_get
-
     round_ = round_get(round_id=round_id, user=request.user)
     kind = request.POST.get("kind", "")
     raw = request.POST.get("config", "").strip() or "{}"
@@ -630,9 +598,7 @@ def round_job_start(request: HttpRequest, round_id: str) -> HttpResponse:
 @require_GET
 @login_required
 def dataset_list(request: HttpRequest) -> HttpResponse:
-    from console.selectors.review import dataset_list as datasets
-
-    page = Paginator(datasets(), 50).get_page(request.GET.get("page"))
+    page = Paginator(dataset_query(), 50).get_page(request.GET.get("page"))
     return render(request, "console/datasets/list.html", {"page": page, "datasets": page.object_list})
 
 
@@ -669,8 +635,6 @@ STAT_FACTS = (
 @require_GET
 @login_required
 def dataset_detail(request: HttpRequest, dataset_id: str) -> HttpResponse:
-    from console.selectors.review import dataset_get
-
     dataset = dataset_get(dataset_id=dataset_id, user=request.user)
     files = [{"name": name, "sha256": sha} for name, sha in sorted((dataset.files or {}).items())]
     stats = dataset.stats or {}
@@ -692,11 +656,6 @@ def dataset_detail(request: HttpRequest, dataset_id: str) -> HttpResponse:
 @require_GET
 @login_required
 def dataset_file(request: HttpRequest, dataset_id: str, name: str) -> FileResponse:
-    from console.selectors.review import dataset_get
-
     dataset = dataset_get(dataset_id=dataset_id, user=request.user)
-    if name not in (dataset.files or {}):
-        raise Http404("This dataset has no such file.")
-    export_dir = dataset.export_dir.strip("/")
-    path = _data_file(f"{export_dir}/{name}", under=export_dir)
+    path = dataset_file_path(version=dataset, path=name)
     return FileResponse(path.open("rb"), as_attachment=True, filename=Path(name).name)

@@ -131,6 +131,9 @@ class Trajectory(models.Model):
         # A redelivered collect job writes the same (job, task, attempt) again: it must not duplicate.
         constraints = [models.UniqueConstraint(fields=["job", "task", "attempt"], name="trajectory_once_per_job")]
 
+    def __str__(self) -> str:
+        return f"trajectory {self.pk} (attempt {self.attempt})"
+
 
 class StepLabel(models.TextChoices):
     NONE = "", "Unlabelled"
@@ -150,6 +153,9 @@ class TrajectoryStep(models.Model):
     class Meta:
         ordering = ["trajectory", "index"]
         constraints = [models.UniqueConstraint(fields=["trajectory", "index"], name="step_index_unique")]
+
+    def __str__(self) -> str:
+        return f"step {self.index} of trajectory {self.trajectory_id}"
 
 
 class Queue(models.TextChoices):
@@ -201,6 +207,9 @@ class QueueItem(models.Model):
             ),
         ]
 
+    def __str__(self) -> str:
+        return f"{self.queue} queue item {self.pk} (slot {self.slot})"
+
 
 class ReasonCode(models.Model):
     """The configurable reject reasons of each queue (keys 1–9 pick them by position)."""
@@ -214,6 +223,9 @@ class ReasonCode(models.Model):
     class Meta:
         ordering = ["queue", "position"]
         constraints = [models.UniqueConstraint(fields=["queue", "code"], name="reason_code_once")]
+
+    def __str__(self) -> str:
+        return f"{self.queue}: {self.code}"
 
 
 class Decision(models.TextChoices):
@@ -256,6 +268,9 @@ class Review(AppendOnlyModel):
                 name="review_human_has_reviewer",
             )
         ]
+
+    def __str__(self) -> str:
+        return f"{self.decision} on the {self.queue} queue ({self.gate})"
 
 
 class DatasetVersion(AppendOnlyModel):

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from django.db.models import QuerySet
-from django.http import Http404
 
 from console.models import Job, JobStatus, User
+from console.selectors.lookup import get_or_404
 
 
 def job_list(*, user: User, status: str = "", kind: str = "", mine: bool = False) -> QuerySet[Job]:
@@ -25,14 +24,7 @@ def job_list(*, user: User, status: str = "", kind: str = "", mine: bool = False
 
 def job_get(*, job_id: Any, user: User) -> Job:
     """The job with this id, or 404 (also for ids that are not UUIDs)."""
-    try:
-        key = uuid.UUID(str(job_id))
-    except ValueError:
-        raise Http404("No job with this id.") from None
-    job = Job.objects.select_related("created_by").filter(id=key).first()
-    if job is None:
-        raise Http404("No job with this id.")
-    return job
+    return get_or_404(Job.objects.select_related("created_by"), job_id, "job")
 
 
 def job_status_choices() -> list[tuple[str, str]]:

@@ -1,5 +1,5 @@
 """Reads of the data flywheel: rounds and their funnel, tasks, trajectories, review queues, the decision
-log, agreement between reviewers, reason codes and dataset versions."""
+log, agreement between reviewers and reason codes (dataset versions are read in ``datasets``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from itertools import combinations
 from typing import Any
 
 from django.db.models import Count, Prefetch, Q, QuerySet
-from django.http import Http404
 from django.utils import timezone
 
 from console.models import (
@@ -29,11 +28,10 @@ from console.models import (
     TrajectoryStep,
     User,
 )
+from console.selectors.lookup import get_or_404
 
 __all__ = [
     "cohen_kappa",
-    "dataset_get",
-    "dataset_list",
     "queue_item_get",
     "reason_code_list",
     "review_agreement",
@@ -50,22 +48,8 @@ __all__ = [
 ]
 
 
-def _uuid(value: Any, what: str) -> uuid.UUID:
-    try:
-        return uuid.UUID(str(value))
-    except ValueError:
-        raise Http404(f"No {what} with this id.") from None
-
-
-def _get(qs: QuerySet, value: Any, what: str) -> Any:
-    obj = qs.filter(pk=_uuid(value, what)).first()
-    if obj is None:
-        raise Http404(f"No {what} with this id.")
-    return obj
-
-
 # ---------------------------------------------------------------------------------------------
-# Rounds, tasks, trajectories, datasets
+# Rounds, tasks, trajectories
 
 
 def round_list() -> QuerySet[Round]:
@@ -73,7 +57,7 @@ def round_list() -> QuerySet[Round]:
 
 
 def round_get(*, round_id: Any, user: User | None = None) -> Round:
-    return _get(round_list(), round_id, "round")
+    return get_or_404(round_list(), round_id, "round")
 
 
 def task_list(*, round: Round | None = None, status: str = "", template: str = "") -> QuerySet[TaskSpec]:
@@ -89,7 +73,7 @@ def task_list(*, round: Round | None = None, status: str = "", template: str = "
 
 def task_detail(*, task_id: Any, user: User | None = None) -> TaskSpec:
     """The task with this id (every signed-in role reads tasks), or 404."""
-    return _get(TaskSpec.objects.select_related("round"), task_id, "task")
+    return get_or_404(TaskSpec.objects.select_related("round"), task_id, "task")
 
 
 def trajectory_list(
@@ -110,16 +94,7 @@ def trajectory_detail(*, trajectory_id: Any, user: User | None = None) -> Trajec
     qs = Trajectory.objects.select_related("task", "round").prefetch_related(
         Prefetch("steps", queryset=TrajectoryStep.objects.order_by("index"))
     )
-    return _get(qs, trajectory_id, "trajectory")
-
-
-def dataset_list(*, name: str = "") -> QuerySet[DatasetVersion]:
-    datasets = DatasetVersion.objects.select_related("created_by").order_by("-created_at")
-    return datasets.filter(name=name) if name else datasets
-
-
-def dataset_get(*, dataset_id: Any, user: User | None = None) -> DatasetVersion:
-    return _get(dataset_list(), dataset_id, "dataset version")
+    return get_or_404(qs, trajectory_id, "trajectory")
 
 
 def reason_code_list(*, queue: str = "", active_only: bool = True) -> QuerySet[ReasonCode]:
@@ -132,7 +107,7 @@ def reason_code_list(*, queue: str = "", active_only: bool = True) -> QuerySet[R
 
 def queue_item_get(*, item_id: Any, user: User | None = None) -> QueueItem:
     qs = QueueItem.objects.select_related("round", "task", "trajectory", "trajectory__task", "claimed_by")
-    return _get(qs, item_id, "queue item")
+    return get_or_404(qs, item_id, "queue item")
 
 
 def _manifest_ids(value: Any, out: set[str]) -> None:
@@ -208,7 +183,7 @@ def review_log(
 
 
 def review_get(*, review_id: Any, user: User | None = None) -> Review:
-    return _get(Review.objects.select_related("reviewer", "item"), review_id, "review")
+    return get_or_404(Review.objects.select_related("reviewer", "item"), review_id, "review")
 
 
 def review_queue_progress(*, queue: str, round: Round | None = None) -> dict[str, Any]:

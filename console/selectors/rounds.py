@@ -1,40 +1,17 @@
-"""Reads of the data flywheel's rounds: task and trajectory listings, accepted trajectories for
-curation, dataset versions and their exported files, and a round's weights beside the suggestion."""
+"""Reads of the data flywheel's rounds: accepted trajectories for curation, the names generation weights
+know, and a round's weights beside the suggestion (tasks and trajectories are listed in ``review``,
+dataset versions in ``datasets``)."""
 
 from __future__ import annotations
 
-import uuid
-from pathlib import Path
+from collections.abc import Iterable
 from typing import Any
 
-from django.conf import settings
 from django.db.models import QuerySet
-from django.http import Http404
 
-from console.models import DatasetVersion, Round, TaskSpec, Trajectory, TrajectoryStatus, TrajectoryStep
+from console.models import Round, Trajectory, TrajectoryStatus, TrajectoryStep
 
-
-def _uuid_or_404(value: Any, what: str) -> uuid.UUID:
-    try:
-        return uuid.UUID(str(value))
-    except ValueError:
-        raise Http404(f"No {what} with id {value}.") from None
-
-
-def round_tasks(*, round: Round, status: str | None = None) -> QuerySet[TaskSpec]:  # noqa: A002
-    """The round's task specs (optionally of one status), in a stable order."""
-    tasks = TaskSpec.objects.filter(round=round)
-    if status:
-        tasks = tasks.filter(status=status)
-    return tasks.order_by("template", "seed")
-
-
-def round_trajectories(*, round: Round, status: str | None = None) -> QuerySet[Trajectory]:  # noqa: A002
-    """The round's trajectories (optionally of one status) with their tasks, in a stable order."""
-    trajs = Trajectory.objects.filter(round=round).select_related("task")
-    if status:
-        trajs = trajs.filter(status=status)
-    return trajs.order_by("task__template", "task__seed", "attempt", "id")
+DIFFICULTIES = ("1", "2", "3")
 
 
 def accepted_trajectories(*, round_ids: list[Any]) -> QuerySet[Trajectory]:
@@ -55,37 +32,38 @@ def trajectory_steps(*, trajectories: list[Trajectory]) -> dict[Any, list[Trajec
 
 def round_weights(*, round: Round) -> dict[str, Any]:  # noqa: A002
     """The round's generation weights, the feedback job's suggestion, and the names each axis knows."""
-    from devices.virtual.registry import catalog
-    from devices.virtual.tasks import CATEGORIES
-
     return {
         "current": round.generation_weights or {},
         "suggested": round.suggested_weights or {},
-        "known": {"category": list(CATEGORIES), "domain": sorted(catalog().domains), "difficulty": ["1", "2", "3"]},
+        "known": weight_names(),
     }
 
 
-def dataset_list(*, name: str | None = None) -> QuerySet[DatasetVersion]:
-    """Dataset versions, newest first (optionally one dataset's versions)."""
-    versions = DatasetVersion.objects.select_related("created_by").order_by("name", "-version")
-    if name:
-        versions = versions.filter(name=name)
-    return versions
+def generation_weight(*, weights: dict[str, Any], category: str, domains: Iterable[str], difficulty: Any) -> float:
+    """How strongly a round's generation weights ask for a task: the weight of its category times the mean
+    weight of its domains times the weight of its difficulty (a name the weights do not mention weighs 1).
+    Generation samples templates by it, and review offers tasks and trajectories in its order."""
+    domain_weights = [_weight(weights, "domain", d) for d in domains] or [1.0]
+    return (
+        _weight(weights, "category", category)
+        * (sum(domain_weights) / len(domain_weights))
+        * _weight(weights, "difficulty", difficulty)
+    )
 
 
-def dataset_get(*, dataset_id: Any) -> DatasetVersion:
-    """One dataset version, or Http404 for an unknown (or malformed) id."""
-    found = DatasetVersion.objects.filter(id=_uuid_or_404(dataset_id, "dataset")).first()
-    if found is None:
-        raise Http404(f"No dataset with id {dataset_id}.")
-    return found
+def _weight(weights: dict[str, Any], axis: str, key: Any) -> float:
+    table = weights.get(axis) or {}
+    try:
+        value = float(table.get(str(key), 1.0))
+    except (TypeError, ValueError, AttributeError):
+        return 1.0
+    return value if value >= 0 else 0.0
 
 
-def dataset_file(*, version: DatasetVersion, path: str) -> Path:
-    """The absolute path of one exported file of ``version`` (only files its manifest lists; else 404)."""
-    if path not in (version.files or {}) and path != "SHA256SUMS":
-        raise Http404(f"{version} has no file {path!r}.")
-    full = Path(settings.FLYWHEEL_DATA_DIR) / version.export_dir / path
-    if not full.is_file():
-        raise Http404(f"{version}'s file {path!r} is missing on disk.")
-    return full
+def weight_names() -> dict[str, list[str]]:
+    """The names each generation-weight axis knows: the task categories, the phone's domains, difficulties."""
+    # Imported here: devices loads the phone's whole catalogue, which most pages never need.
+    from devices.virtual.registry import catalog
+    from devices.virtual.tasks import CATEGORIES
+
+    return {"category": list(CATEGORIES), "domain": sorted(catalog().domains), "difficulty": list(DIFFICULTIES)}

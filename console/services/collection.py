@@ -7,11 +7,15 @@ dict and a PNG of the phone's screen after that step under
 ``FLYWHEEL_DATA_DIR/screens/<trajectory id>/<index>.png``. Within a job, a (task, attempt) is
 written once: a redelivered job skips what an earlier attempt stored (ids are derived from the
 job, so a re-run overwrites the same screen files rather than leaving strays).
+
+``devices`` and ``harness`` are imported where they are used (importing them loads the phone's whole
+catalogue, which pages that never collect should not pay); ``ml`` because its backends are optional.
 """
 
 from __future__ import annotations
 
 import functools
+import io
 import time
 import uuid
 from collections.abc import Callable
@@ -24,6 +28,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 
 from console.models import Job, Round, TaskSpec, TaskStatus, Trajectory, TrajectoryStep
+from console.services.review import review_items_create
 
 Progress = Callable[[float, str], None]
 _NS = uuid.UUID("5b0c6a44-6f7e-4a55-9d0e-2f4e1c7a9b11")
@@ -112,8 +117,6 @@ def screen_png(*, env: Any, step: Any) -> bytes | None:
 
 
 def png_bytes(image: Any) -> bytes:
-    import io
-
     buf = io.BytesIO()
     image.save(buf, format="PNG", compress_level=1)  # fast: screens are flat colours and compress well anyway
     return buf.getvalue()
@@ -230,8 +233,6 @@ def collection_run(
     pending = pending.filter(job=job) if job is not None else pending.filter(id__in=[t.id for t in created])
     pending = list(pending.order_by("task__template", "task__seed", "attempt"))
     if pending:
-        from console.services.review import review_items_create
-
         review_items_create(queue="trajectory", round=round, objects=pending)
     if progress is not None:
         progress(1.0, f"collected {len(created)} episodes, {succeeded} succeeded")

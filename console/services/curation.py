@@ -6,7 +6,8 @@ domain / difficulty (greedy removal from the most over-represented group until e
 within tolerance; achieved vs target reported), split train / test by task instance (every attempt
 of an instance on one side; instances of the held-out benchmark only ever in test), turn-level
 error marks (erroneous turns masked, recoveries kept), then export under
-``FLYWHEEL_DATA_DIR/datasets/<name>/v<version>/`` (format in docs/data.md).
+``FLYWHEEL_DATA_DIR/datasets/<name>/v<version>/`` (format in docs/data.md). ``harness`` is imported
+where it is used: importing it loads the phone's whole catalogue.
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ from typing import Any
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Max
+from django.utils.text import slugify
 
 from console.models import DatasetVersion, Job, Round, User
+from console.selectors.rounds import accepted_trajectories, trajectory_steps
 
 AXES = ("category", "domain", "difficulty")
 FORMAT = "flywheel-chat-v1"
@@ -81,8 +84,6 @@ def _rank(seed: int, key: str) -> str:
 
 
 def _items(round_ids: list[str]) -> list[dict[str, Any]]:
-    from console.selectors.rounds import accepted_trajectories, trajectory_steps
-
     trajs = list(accepted_trajectories(round_ids=round_ids))
     steps = trajectory_steps(trajectories=trajs)
     items = []
@@ -307,8 +308,6 @@ def dataset_curate(
     job: Job | None = None,
 ) -> DatasetVersion:
     """Build and export the next version of dataset ``name`` from the rounds' accepted trajectories."""
-    from django.utils.text import slugify
-
     if not isinstance(name, str) or not name or slugify(name) != name or len(name) > 80:
         raise CurationError("The dataset name must be a slug: lower-case letters, digits, '-' or '_'.")
     if not (isinstance(tolerance, (int, float)) and 0 <= tolerance <= 1):

@@ -14,6 +14,7 @@ from collections import defaultdict
 from typing import Any
 
 from console.models import Round, Trajectory
+from console.selectors.rounds import weight_names
 from console.services.rounds import round_weights_set, weights_validate
 
 DEFAULT_FLOOR = 0.2
@@ -52,10 +53,8 @@ def weights_from_competence(
     comp: dict[str, dict[str, dict[str, float]]], *, floor: float = DEFAULT_FLOOR
 ) -> dict[str, dict[str, float]]:
     """``w = floor + (1 - success)`` per group, unseen groups at the mean, scaled to mean 1 per axis."""
-    from devices.virtual.registry import catalog
-    from devices.virtual.tasks import CATEGORIES
-
-    known = {"category": list(CATEGORIES), "domain": sorted(catalog().domains)}
+    names = weight_names()
+    known = {"category": names["category"], "domain": names["domain"]}
     out: dict[str, dict[str, float]] = {}
     for axis, names in known.items():
         seen = {k: floor + (1.0 - v["success"]) for k, v in comp.get(axis, {}).items() if k in names}

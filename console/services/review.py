@@ -42,6 +42,7 @@ from console.models import (
     TrajectoryStep,
     User,
 )
+from console.selectors.rounds import generation_weight
 from console.services.jobs import PermissionDenied
 
 __all__ = [
@@ -102,26 +103,11 @@ def _require_reviewer(user: User) -> None:
 # Queue items
 
 
-def _weight(weights: dict[str, Any], axis: str, key: Any) -> float:
-    table = weights.get(axis) or {}
-    try:
-        value = float(table.get(str(key), 1.0))
-    except (TypeError, ValueError, AttributeError):
-        return 1.0
-    return value if value >= 0 else 0.0
-
-
 def review_priority(*, round: Round, task: TaskSpec) -> float:
-    """How early a task (or its trajectories) is offered: the round's generation weight of its category
-    times the mean weight of its domains times the weight of its difficulty (missing keys weigh 1), so
-    reviewers see first what the round was built to produce."""
-    weights = round.generation_weights or {}
-    domains = [_weight(weights, "domain", d) for d in task.domains] or [1.0]
-    return (
-        _weight(weights, "category", task.category)
-        * (sum(domains) / len(domains))
-        * _weight(weights, "difficulty", task.difficulty)
-    )
+    """How early a task (or its trajectories) is offered: the round's generation weight of the task
+    (``generation_weight``), so reviewers see first what the round was built to produce."""
+    return generation_weight(weights=round.generation_weights or {}, category=task.category,
+                             domains=task.domains, difficulty=task.difficulty)
 
 
 def review_items_create(*, queue: str, round: Round, objects: Iterable[Any], overlap: int | None = None) -> int:
@@ -358,8 +344,11 @@ def _apply_step_labels(trajectory: Trajectory, labels: dict[int, dict[str, str |
 
 
 def _apply_task_edit(task: TaskSpec, edit: Any) -> tuple[dict | None, dict | None]:
-    """Validate and save an edit; ``(before, after)`` of what changed, ``(None, None)`` when nothing did."""
-    from console.services.rounds import task_edit_apply
+    """Validate and save an edit; ``(before, after)`` of what changed, ``(None, None)`` when nothing did.
+
+    The near-duplicate hashes are recomputed from the edited spec, as generation computes them."""
+    # Imported here: console.services.rounds imports this module (generation creates review items).
+    from console.services.rounds import param_hash, state_hash, task_edit_apply
 
     if not isinstance(edit, dict) or not edit:
         raise ReviewError('An edit must be an object such as {"instruction": "..."} or {"goal": {...}}.')
@@ -378,7 +367,9 @@ def _apply_task_edit(task: TaskSpec, edit: Any) -> tuple[dict | None, dict | Non
     task.spec = new_spec
     task.instruction = new_spec.get("instruction", task.instruction)
     task.validation = validation
-    task.save(update_fields=["spec", "instruction", "validation", "updated_at"])
+    task.param_hash = param_hash(new_spec)
+    task.state_hash = state_hash(new_spec)
+    task.save(update_fields=["spec", "instruction", "validation", "param_hash", "state_hash", "updated_at"])
     after = {"instruction": task.instruction, "spec": {k: new_spec.get(k) for k in changed}}
     return before, after
 
@@ -395,7 +386,11 @@ def _settle(queue: str, subject: TaskSpec | Trajectory) -> None:
         )
     )
     approve = sum(1 for d in votes if d in APPROVING)
-    accepted = approve > len(votes) - approve
+    _subject_decided(queue, subject, accepted=approve > len(votes) - approve)
+
+
+def _subject_decided(queue: str, subject: TaskSpec | Trajectory, *, accepted: bool) -> None:
+    """Save the outcome of review on the object: a task approved or rejected, a trajectory accepted or not."""
     if queue == Queue.TASK:
         subject.status = TaskStatus.APPROVED if accepted else TaskStatus.REJECTED
         subject.save(update_fields=["status", "updated_at"])
@@ -519,11 +514,6 @@ def review_auto_gate(*, queue: str, objects: Iterable[Any]) -> int:
             QueueItem.objects.filter(pk__in=[i.pk for i in items], status=ItemStatus.PENDING).update(
                 status=ItemStatus.DONE, claimed_by=None, lease_expires_at=None
             )
-            if queue == Queue.TASK:
-                subject.status = TaskStatus.APPROVED if ok else TaskStatus.REJECTED
-                subject.save(update_fields=["status", "updated_at"])
-            else:
-                subject.status = TrajectoryStatus.ACCEPTED if ok else TrajectoryStatus.REJECTED
-                subject.save(update_fields=["status"])
+            _subject_decided(queue, subject, accepted=ok)
             decided += 1
     return decided

@@ -7,6 +7,9 @@ succeed, a do-nothing planner must fail). Every rejection is stored as a TaskSpe
 ``invalid`` and ``validation.reason``, so nothing generated is lost without a trace. The optional
 instruction rewrite talks to an OpenAI-compatible ``/v1/chat/completions`` endpoint with urllib
 (one small POST per task; a client library would add a dependency for nothing).
+
+``devices`` and ``harness`` are imported where they are used: importing them loads the phone's whole
+catalogue (about 0.3 s), which every process that imports the console's pages would pay otherwise.
 """
 
 from __future__ import annotations
@@ -27,12 +30,14 @@ from django.db import transaction
 from django.db.models import Max
 
 from console.models import Round, TaskSpec, TaskStatus, User
+from console.selectors.rounds import generation_weight, weight_names
+from console.services.jobs import PermissionDenied
+from console.services.review import review_items_create
 
 Progress = Callable[[float, str], None]
 Once = Callable[[str], AbstractContextManager[bool]]
 
 WEIGHT_AXES = ("category", "domain", "difficulty")
-DIFFICULTIES = ("1", "2", "3")
 REWRITE_TIMEOUT_S = 30.0
 
 
@@ -47,8 +52,6 @@ def round_create(
 
     ``user`` None is the headless command; a person must be a manager (PermissionDenied otherwise)."""
     if user is not None and not getattr(user, "can_run_jobs", False):
-        from console.services.jobs import PermissionDenied
-
         raise PermissionDenied("Only managers can start rounds.")
     weights = weights_validate(weights=generation_weights or {})
     with transaction.atomic():
@@ -63,12 +66,9 @@ def round_create(
 
 def weights_validate(*, weights: Any) -> dict[str, dict[str, float]]:
     """Check generation weights ``{"category"|"domain"|"difficulty": {name: w >= 0}}``; ValueError if not."""
-    from devices.virtual.registry import catalog
-    from devices.virtual.tasks import CATEGORIES
-
     if not isinstance(weights, dict):
         raise ValueError("Weights must be an object like {\"category\": {\"memory\": 2}}.")
-    known = {"category": set(CATEGORIES), "domain": set(catalog().domains), "difficulty": set(DIFFICULTIES)}
+    known = {axis: set(names) for axis, names in weight_names().items()}
     out: dict[str, dict[str, float]] = {}
     for axis, table in weights.items():
         if axis not in known:
@@ -92,8 +92,6 @@ def weights_validate(*, weights: Any) -> dict[str, dict[str, float]]:
 def round_weights_set(*, round: Round, weights: Any, user: User | None) -> Round:  # noqa: A002
     """A manager sets the round's generation weights (validated; ValueError says what was wrong)."""
     if user is not None and not getattr(user, "can_run_jobs", False):
-        from console.services.jobs import PermissionDenied
-
         raise PermissionDenied("Only managers can change generation weights.")
     round.generation_weights = weights_validate(weights=weights)
     round.save(update_fields=["generation_weights"])
@@ -101,13 +99,9 @@ def round_weights_set(*, round: Round, weights: Any, user: User | None) -> Round
 
 
 def template_weight(template: Any, weights: dict[str, dict[str, float]]) -> float:
-    """A template's sampling weight: category weight × mean weight of its domains × difficulty weight."""
-    cat = weights.get("category", {}).get(template.category, 1.0)
-    doms = list(template.domains or (template.domain,))
-    dw = weights.get("domain", {})
-    dom = sum(dw.get(d, 1.0) for d in doms) / len(doms)
-    diff = weights.get("difficulty", {}).get(str(template.difficulty), 1.0)
-    return cat * dom * diff
+    """A template's sampling weight: its ``generation_weight`` under the round's weights."""
+    return generation_weight(weights=weights, category=template.category,
+                             domains=template.domains or (template.domain,), difficulty=template.difficulty)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -397,8 +391,6 @@ def task_generate(
         specs = TaskSpec.objects.bulk_create([_taskspec(round, r) for r in rows])
         valid = [s for s in specs if s.status == TaskStatus.PENDING]
         if valid:
-            from console.services.review import review_items_create
-
             review_items_create(queue="task", round=round, objects=valid)
     _report(progress, 1.0, f"{result['valid']} valid of {result['generated']}")
     return result

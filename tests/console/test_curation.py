@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.http import Http404
@@ -18,7 +19,7 @@ from console.models import (
     TrajectoryStatus,
     TrajectoryStep,
 )
-from console.selectors.rounds import dataset_file, dataset_get
+from console.selectors.datasets import dataset_file, dataset_get
 from console.services.collection import collection_run
 from console.services.curation import CurationError, dataset_curate, turn_marks
 from console.services.rounds import param_hash, round_create, state_hash, task_generate
@@ -93,6 +94,31 @@ def test_export_is_byte_identical_across_two_runs_and_checksummed(accepted_round
     assert dataset_get(dataset_id=a.id) == a
     with pytest.raises(Http404):
         dataset_get(dataset_id="not-a-uuid")
+
+
+def _without_nulls(value: Any) -> Any:
+    """``value`` without null-valued keys: Arrow gives every message every key any message has (null where
+    absent), so a loaded message equals its JSONL line once nulls are dropped from both."""
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
+
+
+def test_hugging_face_folder_loads_with_the_datasets_library(accepted_round, data_dir, tmp_path):
+    import datasets  # imported here: it pulls in pandas and pyarrow, which no other test needs
+
+    version = dataset_curate(rounds=[accepted_round], name="hf", target_mix=MIX, user=None)
+    folder = data_dir / version.export_dir / "hf"
+    loaded = datasets.load_dataset(str(folder), cache_dir=str(tmp_path / "hf-cache"))
+    assert set(loaded) == {"train", "test"}
+    for split in ("train", "test"):
+        exported = _lines(folder / "data" / f"{split}.jsonl")
+        assert loaded[split].num_rows == len(exported) == version.stats[split] > 0
+        first = loaded[split][0]
+        assert _without_nulls(first["messages"]) == _without_nulls(exported[0]["messages"])
+        assert json.loads(first["metadata"]) == json.loads(exported[0]["metadata"])
 
 
 def test_balance_is_within_tolerance_of_the_target_mix(accepted_round, data_dir):

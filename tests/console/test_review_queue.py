@@ -34,6 +34,7 @@ from console.services.review import (
     review_lease_renew,
     review_release,
 )
+from console.services.rounds import param_hash, state_hash
 from tests import factories
 
 
@@ -247,6 +248,22 @@ def test_edit_revalidates_and_logs_before_and_after(rnd):
     task.refresh_from_db()
     assert task.instruction == old + " Please." and task.spec["instruction"] == old + " Please."
     assert task.status == TaskStatus.APPROVED
+    # The near-duplicate hashes are those generation computes for the edited spec (not the factory's).
+    assert (task.param_hash, task.state_hash) == (param_hash(task.spec), state_hash(task.spec))
+
+
+def test_a_setup_edit_moves_the_state_hash_with_it(rnd):
+    task = factories.task_spec_create(round=rnd, template="accessibility.captions_then_audio", seed=3)
+    factories.queue_item_create(subject=task)
+    alice = factories.user_create()
+    item = review_claim_next(queue="task", user=alice)
+    before = state_hash(task.spec)
+    review = review_decide(item=item, user=alice, decision="edit", edit={"setup": {"display.brightness": 55}})
+    assert review.decision == Decision.EDIT
+    task.refresh_from_db()
+    assert task.spec["setup"]["display.brightness"] == 55
+    assert task.state_hash == state_hash(task.spec) != before
+    assert task.param_hash == param_hash(task.spec)
 
 
 def test_an_edit_the_reference_solver_cannot_reach_is_refused(rnd):

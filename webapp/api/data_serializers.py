@@ -19,6 +19,7 @@ from console.models import (
     Trajectory,
     TrajectoryStep,
 )
+from console.selectors.review import round_funnel
 
 
 class RoundSerializer(serializers.ModelSerializer):
@@ -48,8 +49,6 @@ class RoundDetailSerializer(RoundSerializer):
         fields = [*RoundSerializer.Meta.fields, "funnel"]
 
     def get_funnel(self, obj: Round) -> dict[str, int]:
-        from console.selectors.review import round_funnel
-
         return FunnelSerializer(round_funnel(round=obj)).data
 
 

@@ -1,8 +1,9 @@
 """API views of the data flywheel: parse input, call one service or selector of console.services /
-console.selectors ``review`` (and ``rounds`` for starting rounds), render.
+console.selectors ``review`` and ``datasets`` (and ``rounds`` for starting rounds), render.
 
 The decision log (``/api/reviews/``) is read-only: it has no PUT, PATCH or DELETE (405), and a decision is
-made only through ``/api/queue-items/<id>/decide/``, which appends one Review.
+made only through ``/api/queue-items/<id>/decide/``, which appends one Review. The services' own exceptions
+(a refused role, a lost lease, a decision to fix) become 403 / 409 / 400 in ``errors.exception_handler``.
 """
 
 from __future__ import annotations
@@ -12,16 +13,17 @@ from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, status
-from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from console.models import Decision, Gate, Queue, QueueItem, TaskStatus, TrajectoryStatus
+from console.selectors import datasets as dataset_selectors
 from console.selectors import review as selectors
-from console.services import jobs as job_services
 from console.services import review as review_services
+from console.services.rounds import round_create, round_weights_set
 from webapp.api.data_serializers import (
     AgreementSerializer,
     ClaimRequestSerializer,
@@ -69,14 +71,6 @@ def _round(request: Request) -> Any:
     return selectors.round_get(round_id=round_id) if round_id else None
 
 
-def _conflict(exc: Exception) -> Response:
-    return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
-
-
-def _bad(exc: Exception) -> Response:
-    return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
-
-
 # ---------------------------------------------------------------------------------------------
 # Rounds
 
@@ -90,16 +84,12 @@ class RoundListCreateView(generics.ListAPIView):
 
     @extend_schema(request=RoundCreateSerializer, responses={201: RoundDetailSerializer})
     def post(self, request: Request) -> Response:
-        from console.services.rounds import round_create
-
         body = RoundCreateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         try:
             created = round_create(user=request.user, **body.validated_data)
         except ValueError as exc:
             raise ValidationError({"generation_weights": [str(exc)]}) from None
-        except job_services.PermissionDenied as exc:
-            raise PermissionDenied(str(exc)) from None
         return Response(RoundDetailSerializer(created).data, status=status.HTTP_201_CREATED)
 
 
@@ -119,15 +109,11 @@ class RoundWeightsView(APIView):
 
     @extend_schema(request=RoundWeightsSerializer, responses=RoundDetailSerializer)
     def post(self, request: Request, round_id: str) -> Response:
-        from console.services.rounds import round_weights_set
-
         found = selectors.round_get(round_id=round_id, user=request.user)
         body = RoundWeightsSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         try:
             updated = round_weights_set(round=found, weights=body.validated_data["weights"], user=request.user)
-        except job_services.PermissionDenied as exc:
-            raise PermissionDenied(str(exc)) from None
         except ValueError as exc:
             raise ValidationError({"weights": [str(exc)]}) from None
         return Response(RoundDetailSerializer(updated).data)
@@ -221,10 +207,7 @@ class ClaimNextView(APIView):
         body.is_valid(raise_exception=True)
         round_id = body.validated_data.get("round")
         found = selectors.round_get(round_id=round_id) if round_id else None
-        try:
-            item = review_services.review_claim_next(queue=self.queue, user=request.user, round=found)
-        except job_services.PermissionDenied as exc:
-            raise PermissionDenied(str(exc)) from None
+        item = review_services.review_claim_next(queue=self.queue, user=request.user, round=found)
         if item is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
         return Response(_claim_payload(item))
@@ -269,12 +252,7 @@ class LeaseRenewView(APIView):
     @extend_schema(request=None, responses={200: QueueItemSerializer, **CONFLICT})
     def post(self, request: Request, item_id: str) -> Response:
         item = selectors.queue_item_get(item_id=item_id, user=request.user)
-        try:
-            item = review_services.review_lease_renew(item=item, user=request.user)
-        except review_services.LeaseLost as exc:
-            return _conflict(exc)
-        except job_services.PermissionDenied as exc:
-            raise PermissionDenied(str(exc)) from None
+        item = review_services.review_lease_renew(item=item, user=request.user)
         return Response(QueueItemSerializer(item).data)
 
 
@@ -286,12 +264,7 @@ class ReleaseView(APIView):
     @extend_schema(request=None, responses={200: None, **CONFLICT})
     def post(self, request: Request, item_id: str) -> Response:
         item = selectors.queue_item_get(item_id=item_id, user=request.user)
-        try:
-            review_services.review_release(item=item, user=request.user)
-        except review_services.LeaseLost as exc:
-            return _conflict(exc)
-        except job_services.PermissionDenied as exc:
-            raise PermissionDenied(str(exc)) from None
+        review_services.review_release(item=item, user=request.user)
         return Response({"detail": "Released: the item is back in the queue."})
 
 
@@ -309,14 +282,7 @@ class DecideView(APIView):
         item = selectors.queue_item_get(item_id=item_id, user=request.user)
         body = DecideSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        try:
-            review = review_services.review_decide(item=item, user=request.user, **body.validated_data)
-        except review_services.LeaseLost as exc:
-            return _conflict(exc)
-        except review_services.ReviewError as exc:
-            return _bad(exc)
-        except job_services.PermissionDenied as exc:
-            raise PermissionDenied(str(exc)) from None
+        review = review_services.review_decide(item=item, user=request.user, **body.validated_data)
         return Response(ReviewSerializer(review).data, status=status.HTTP_201_CREATED)
 
 
@@ -379,7 +345,7 @@ class DatasetListView(generics.ListAPIView):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self):
-        return selectors.dataset_list(name=self.request.query_params.get("name", ""))
+        return dataset_selectors.dataset_list(name=self.request.query_params.get("name", ""))
 
 
 class DatasetDetailView(APIView):
@@ -387,5 +353,5 @@ class DatasetDetailView(APIView):
 
     @extend_schema(responses=DatasetVersionDetailSerializer)
     def get(self, request: Request, dataset_id: str) -> Response:
-        found = selectors.dataset_get(dataset_id=dataset_id, user=request.user)
+        found = dataset_selectors.dataset_get(dataset_id=dataset_id, user=request.user)
         return Response(DatasetVersionDetailSerializer(found).data)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, status
 from rest_framework.authtoken.views import ObtainAuthToken
-from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -67,8 +67,6 @@ class JobListCreateView(generics.ListAPIView):
             raise ValidationError({"kind": [str(exc)]}) from None
         except ConfigError as exc:
             raise ValidationError({"config": exc.errors}) from None
-        except services.PermissionDenied as exc:
-            raise PermissionDenied(str(exc)) from None
         return Response(JobDetailSerializer(job).data, status=status.HTTP_201_CREATED)
 
 
@@ -91,8 +89,6 @@ class JobCancelView(APIView):
             job = services.job_cancel(job=job, by=request.user)
         except services.JobStateError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
-        except services.PermissionDenied as exc:
-            raise PermissionDenied(str(exc)) from None
         return Response(JobDetailSerializer(job).data)
 
 

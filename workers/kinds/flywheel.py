@@ -3,7 +3,9 @@
 Each kind is a thin shell over a service in ``console/services/`` (the management command
 ``flywheel round`` calls the same services in-process): the config names the round by id and is
 validated at enqueue, long loops report ``ctx.progress`` (where a cancel takes effect), and writes
-that must happen once per job go through ``ctx.effect_once`` or a unique constraint.
+that must happen once per job go through ``ctx.effect_once`` or a unique constraint. Each kind imports
+its service inside its body (``STYLE.md``: Celery tasks are APIs), so loading the kinds at start-up does
+not load the flywheel's services.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from console.models import Job, Round, TaskSpec, TaskStatus
 from workers.kinds import job_kind
 from workers.runner import JobContext
 
@@ -21,22 +24,16 @@ ROUND_META = {"pattern": UUID_PATTERN, "pattern_help": "must be a round id (a UU
 
 
 def _round_errors(round_id: str, name: str = "round_id") -> dict[str, list[str]]:
-    from console.models import Round
-
     if not Round.objects.filter(id=round_id).exists():
         return {name: [f"no round with id {round_id}."]}
     return {}
 
 
 def _round(round_id: str) -> Any:
-    from console.models import Round
-
     return Round.objects.get(id=round_id)
 
 
 def _job(ctx: JobContext) -> Any:
-    from console.models import Job
-
     return Job.objects.select_related("created_by").get(id=ctx.job_id)
 
 
@@ -65,7 +62,6 @@ class GenerateConfig:
 @job_kind("flywheel.generate", config=GenerateConfig, title="Flywheel: generate tasks", time_limit_s=7200)
 def generate(ctx: JobContext, config: GenerateConfig) -> dict:
     """Generate, validate and dedupe TaskSpecs for a round; valid ones go to the task review queue."""
-    from console.models import TaskSpec, TaskStatus
     from console.services.rounds import task_generate
 
     rnd = _round(config.round_id)

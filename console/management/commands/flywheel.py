@@ -15,6 +15,13 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from console.management.commands.job import progress_bar
+from console.models import Round, TaskSpec, TaskStatus, Trajectory
+from console.selectors.review import round_funnel
+from console.services.collection import collection_run
+from console.services.curation import dataset_curate
+from console.services.feedback import feedback_weights
+from console.services.review import review_auto_gate
+from console.services.rounds import round_create, task_generate
 
 
 class _Bar:
@@ -70,14 +77,6 @@ class Command(BaseCommand):
 
     def _round(self, *, tasks: int, attempts: int, parallel: int, seed: int | None, style: str, dataset: str,
                target_mix: str, weights: str, **_: Any) -> None:
-        from console.models import Round, TaskSpec, TaskStatus, Trajectory
-        from console.selectors.review import round_funnel
-        from console.services.collection import collection_run
-        from console.services.curation import dataset_curate
-        from console.services.feedback import feedback_weights
-        from console.services.review import review_auto_gate
-        from console.services.rounds import round_create, task_generate
-
         if tasks < 1:
             raise CommandError("--tasks must be at least 1.")
         try:
