@@ -1,0 +1,112 @@
+"""The training loop's figures: reference solver, SFT, plain GRPO and CARE on the held-out split.
+
+    .venv/bin/python bench/train_loop.py --seeds 3 [--sft-minutes 8] [--rl-minutes 5] [--per-category 10]
+
+Trains a tokenizer and a from-scratch SFT checkpoint on reference-solver episodes (training seeds
+only), then from that same checkpoint runs plain GRPO and CARE with equal budgets (the same
+iteration cap and wall-clock minutes), and evaluates all four on the held-out split over
+``--seeds`` evaluation seeds. Prints per planner: ``overall=`` and per-category scores (mean ±
+std), ``mean_output_tokens=`` (shared estimate scale), ``mean_tool_calls=``, cost per 1,000 tasks
+and wall time; then the Markdown table. Targets (issue 5): SFT >= 60% of the reference's Overall;
+CARE >= SFT + 5; CARE vs GRPO: >= 25% fewer output tokens and >= 15% fewer tool calls at an
+Overall at most 1 point lower.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from ml.care_config import CAREConfig  # noqa: E402
+from ml.care_trainer import train_care  # noqa: E402
+from ml.evaluate import EvalConfig, evaluate_checkpoint, evaluate_reference, markdown_table  # noqa: E402
+from ml.sft import reference_episodes, train_sft, training_tasks  # noqa: E402
+from ml.sft_config import SFTConfig  # noqa: E402
+from ml.tokenizer import TokenizerConfig, build_tokenizer  # noqa: E402
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", type=int, default=3, help="evaluation seeds (disjoint held-out slices)")
+    ap.add_argument("--per-category", type=int, default=6, help="held-out tasks per category per seed")
+    ap.add_argument("--sft-minutes", type=float, default=8.0)
+    ap.add_argument("--rl-minutes", type=float, default=5.0, help="budget of GRPO and of CARE (each)")
+    ap.add_argument("--rl-iterations", type=int, default=1000, help="iteration cap of GRPO and of CARE (each)")
+    ap.add_argument("--minutes", type=float, default=0.0,
+                    help="total training budget; if set, split 50% SFT / 25% GRPO / 25% CARE")
+    ap.add_argument("--sft-seeds", type=int, default=6, help="instances per template in the SFT data")
+    ap.add_argument("--rotate-styles", action="store_true",
+                    help="one reference style per instance (round robin) instead of all four per instance")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--sft-batch-rows", type=int, default=3)
+    ap.add_argument("--rl-lr", type=float, default=2e-4)
+    ap.add_argument("--rl-tasks", type=int, default=4, help="tasks per RL iteration (x group size 4)")
+    ap.add_argument("--out", default="var/bench/train_loop")
+    args = ap.parse_args()
+    if args.minutes:
+        args.sft_minutes, args.rl_minutes = args.minutes * 0.5, args.minutes * 0.25
+
+    import torch
+
+    torch.set_num_threads(args.threads)
+    out = Path(args.out)
+    t_all = time.perf_counter()
+    ecfg = EvalConfig(seeds=tuple(range(args.seeds)), per_category=args.per_category)
+
+    t0 = time.perf_counter()
+    tok = build_tokenizer(TokenizerConfig())
+    eps = reference_episodes(training_tasks(range(100, 100 + args.sft_seeds)), rotate=args.rotate_styles)
+    print(f"data episodes={len(eps)} tokenizer_vocab={len(tok)} prep_s={time.perf_counter() - t0:.1f}", flush=True)
+    # Small batches: on two shared cores the budget buys few steps, and more, noisier steps learn faster here.
+    scfg = SFTConfig(out_dir=str(out / "sft"), max_minutes=args.sft_minutes, max_steps=100_000, save_every=200,
+                     log_every=50, batch_rows=args.sft_batch_rows)
+    # max_steps is effectively unbounded: the cosine schedule runs on the wall-clock budget.
+    res = train_sft(eps, scfg, tokenizer=tok, resume=False, on_metrics=lambda m: print(
+        f"sft step={m['step']} loss={m['loss']:.4f} tokens_per_s={m['tokens_per_s']:.0f}", flush=True))
+    sft_path = str(res.checkpoint)
+    times = {"sft": res.seconds}
+    print(f"sft_done steps={res.step} loss={res.loss:.4f} wall_s={res.seconds:.1f}", flush=True)
+
+    for mode in ("grpo", "care"):
+        cfg = CAREConfig(care=mode == "care", out_dir=str(out / mode), max_minutes=args.rl_minutes,
+                         iterations=args.rl_iterations, save_every=0, lr=args.rl_lr, tasks_per_iter=args.rl_tasks)
+        r = train_care(cfg, init_from=sft_path, on_metrics=lambda m: print(
+            f"{m['mode']} it={m['iteration']} success={m['success']:.2f} reward={m['reward']:.3f} "
+            f"out_tokens={m['output_tokens']:.1f} calls={m['tool_calls']:.2f} kept={m['groups_kept']} "
+            f"kl={m['kl']:.4f} schedules={json.dumps(m['schedules'])} s={m['iteration_s']:.1f}", flush=True))
+        times[mode] = r.seconds
+        print(f"{mode}_done iterations={r.iterations} wall_s={r.seconds:.1f}", flush=True)
+
+    reports = [evaluate_reference(ecfg)]
+    reports[0].planner = "reference"
+    for name in ("sft", "grpo", "care"):
+        rep = evaluate_checkpoint(str(out / name / "last"), ecfg)
+        rep.planner = name
+        reports.append(rep)
+    for rep in reports:
+        m, s = rep.mean, rep.std
+        cats = " ".join(f"{k}={m[k]:.2f}±{s[k]:.2f}" for k in ("tool_use", "memory", "skills", "sub_agent"))
+        print(f"planner={rep.planner} overall={m['overall']:.2f}±{s['overall']:.2f} {cats} "
+              f"mean_output_tokens={m['mean_output_tokens']:.1f} mean_model_tokens={m['mean_model_tokens']:.1f} "
+              f"mean_tool_calls={m['mean_tool_calls']:.2f} cost_per_1k_tasks=${m['cost_per_1k_tasks']:.4f} "
+              f"train_wall_s={times.get(rep.planner, 0.0):.1f} eval_wall_s={rep.wall_s:.1f}")
+    print(markdown_table(reports))
+    ref, sft, grpo, care = (r.mean for r in reports)
+    print(f"sft_vs_reference={100 * sft['overall'] / max(ref['overall'], 1e-9):.1f}% (target >= 60%)")
+    print(f"care_minus_sft={care['overall'] - sft['overall']:.2f} (target >= 5)")
+    tok_cut = 100 * (1 - care['mean_output_tokens'] / max(grpo['mean_output_tokens'], 1e-9))
+    call_cut = 100 * (1 - care['mean_tool_calls'] / max(grpo['mean_tool_calls'], 1e-9))
+    print(f"care_vs_grpo output_tokens_cut={tok_cut:+.1f}% (target >= +25%) tool_calls_cut={call_cut:+.1f}% "
+          f"(target >= +15%) overall_diff={care['overall'] - grpo['overall']:+.2f} (target >= -1)")
+    print(f"total_wall_s={time.perf_counter() - t_all:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,309 @@
+"""CARE: Competence-Aware Reward-and-Advantage Engineering (the math), its schedule controllers, guard and loss.
+
+``care_group`` is the one place the reward and advantage formulas live (stated in its docstring
+and in ``docs/care.md``); ``CAREConfig(care=False)`` turns it into plain GRPO. ``policy_loss`` is
+the token-level clipped policy-gradient objective with clip-higher and an optional k3 KL term.
+Pure Python for the group math (tested against hand-computed numbers); torch only in the loss.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from ml.care_config import CAREConfig, Schedule
+
+
+@dataclass
+class Rollout:
+    """What the verifier and the cost meter say about one attempt (never what the agent claims)."""
+
+    success: bool
+    progress: float = 0.0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+    tool_calls: int = 0
+
+    @classmethod
+    def from_episode(cls, ep: Any) -> Rollout:
+        v = ep.verdict
+        return cls(success=bool(v and v.success), progress=float(v.progress) if v else 0.0,
+                   output_tokens=ep.costs.output_tokens, reasoning_tokens=ep.costs.reasoning_tokens,
+                   tool_calls=ep.costs.total_tool_calls)
+
+
+@dataclass
+class GroupResult:
+    """Rewards and advantages of one group, and the quantities that produced them (for metrics)."""
+
+    rewards: list[float]
+    advantages: list[float]
+    success_rate: float
+    competence: float
+    schedule: str
+    efficiency_weight: float  # λ actually applied
+    penalties: list[float]  # e_i (0 for failures)
+    normaliser: float
+    dropped: bool
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def pick_schedule(competence: float, schedules: tuple[Schedule, ...]) -> Schedule:
+    """The rule-based controller: the schedule with the highest ``min_competence`` <= competence."""
+    chosen = schedules[0]
+    for s in schedules:
+        if competence >= s.min_competence:
+            chosen = s
+    return chosen
+
+
+def _mean(xs: list[float]) -> float:
+    return sum(xs) / len(xs)
+
+
+def _std(xs: list[float]) -> float:
+    m = _mean(xs)
+    return math.sqrt(sum((x - m) ** 2 for x in xs) / len(xs))
+
+
+def care_group(
+    group: list[Rollout],
+    cfg: CAREConfig,
+    *,
+    history: float | None = None,
+    schedule: Schedule | None = None,
+    efficiency_scale: float = 1.0,
+) -> GroupResult:
+    r"""Rewards and advantages for one task's group of G rollouts (CARE, or plain GRPO when ``cfg.care`` is off).
+
+    Notation: rollout i has success s_i ∈ {0,1}, verifier progress p_i ∈ [0,1] (1 on success),
+    output tokens o_i, reasoning tokens r_i, tool calls c_i.
+
+    Plain GRPO (``care=False``): R_i = s_i, A_i = (R_i − mean R) / (std R + eps); std is the
+    population std. The group is dropped (``dropped=True``, all A_i = 0) when std R = 0.
+
+    CARE:
+
+    1. Competence. ŝ = (1/G) Σ s_i; κ = β·h + (1−β)·ŝ with h the task's previous competence
+       (``history``; κ = ŝ when there is none) and β = ``competence_ema``.
+    2. Schedule. The controller's choice, else the rule: the schedule with the largest
+       min_competence ≤ κ. It gives weights (w_c, w_p, w_e) for completion, progress, efficiency.
+    3. Efficiency penalty, successes only. Over the successful rollouts S (if any), with the
+       cheapest costs m_o = min_{j∈S} o_j, m_r = min_{j∈S} r_j, m_c = min_{j∈S} c_j and floors
+       f_o, f_r, f_c::
+
+           x_i^d = min(1, (d_i − m_d) / max(m_d, f_d))              for d ∈ {o, r, c}
+           e_i   = s_i · (α_o·x_i^o + α_r·x_i^r + α_c·x_i^c)   ∈ [0, 1]   (Σα ≤ 1)
+
+    4. Reward. λ = min(w_e · κ · g, efficiency_cap · w_c), with g = ``efficiency_scale`` (the
+       guard's factor, 1 or halved)::
+
+           R_i = w_c·s_i + w_p·p_i − λ·e_i
+
+       No failure can outscore a success: a success gets R ≥ w_c + w_p − λ and a failure
+       R ≤ w_p·p_i ≤ w_p, and λ ≤ efficiency_cap·w_c < w_c.
+    5. Advantage with a success-derived floor on the normaliser::
+
+           σ = max(std R, σ_min + σ_s·ŝ),   A_i = (R_i − mean R) / σ
+
+       With all rollouts successful the floor σ_min + σ_s is large, so small efficiency
+       differences give small advantages and completion stays the dominant signal; with none
+       successful the floor is σ_min and progress differences keep their scale.
+    6. Dynamic sampling: a group whose rewards are all equal (std R < 1e-9) carries no signal and
+       is dropped (``dropped=True``, all A_i = 0) when ``drop_no_signal``.
+    """
+    if not group:
+        raise ValueError("a group needs at least one rollout")
+    G = len(group)
+    s = [1.0 if r.success else 0.0 for r in group]
+    rate = _mean(s)
+    if not cfg.care:
+        R = s
+        sd = _std(R)
+        dropped = cfg.drop_no_signal and sd < 1e-9
+        adv = [0.0] * G if dropped else [(x - _mean(R)) / (sd + cfg.eps) for x in R]
+        return GroupResult(R, adv, rate, rate, "grpo", 0.0, [0.0] * G, sd + cfg.eps, dropped)
+
+    kappa = rate if history is None else cfg.competence_ema * history + (1 - cfg.competence_ema) * rate
+    sched = schedule or pick_schedule(kappa, cfg.schedules)
+    p = [1.0 if r.success else min(1.0, max(0.0, float(r.progress))) for r in group]
+    wins = [r for r in group if r.success]
+    pen = [0.0] * G
+    if wins:
+        m_o = min(r.output_tokens for r in wins)
+        m_r = min(r.reasoning_tokens for r in wins)
+        m_c = min(r.tool_calls for r in wins)
+        for i, r in enumerate(group):
+            if not r.success:
+                continue
+            x_o = min(1.0, (r.output_tokens - m_o) / max(m_o, cfg.floor_output_tokens))
+            x_r = min(1.0, (r.reasoning_tokens - m_r) / max(m_r, cfg.floor_reasoning_tokens))
+            x_c = min(1.0, (r.tool_calls - m_c) / max(m_c, cfg.floor_tool_calls))
+            pen[i] = cfg.w_output_tokens * x_o + cfg.w_reasoning_tokens * x_r + cfg.w_tool_calls * x_c
+    lam = min(sched.efficiency * kappa * efficiency_scale, cfg.efficiency_cap * sched.completion)
+    R = [sched.completion * s[i] + sched.progress * p[i] - lam * pen[i] for i in range(G)]
+    sd = _std(R)
+    floor = cfg.std_floor_min + cfg.std_floor_success * rate
+    sigma = max(sd, floor)
+    dropped = cfg.drop_no_signal and sd < 1e-9
+    mu = _mean(R)
+    adv = [0.0] * G if dropped else [(x - mu) / sigma for x in R]
+    return GroupResult(R, adv, rate, kappa, sched.name, lam, pen, sigma, dropped,
+                       info={"std": sd, "floor": floor})
+
+
+# ---------------------------------------------------------------------------------------------
+# Competence history, schedule controllers, guard
+
+
+class CompetenceTracker:
+    """Per-task competence κ (the EMA ``care_group`` computes), keyed by template or instance."""
+
+    def __init__(self, key: str = "template"):
+        self.key = key
+        self.values: dict[str, float] = {}
+
+    def task_key(self, task: dict[str, Any]) -> str:
+        return task["template"] if self.key == "template" else task["id"]
+
+    def get(self, task: dict[str, Any]) -> float | None:
+        return self.values.get(self.task_key(task))
+
+    def update(self, task: dict[str, Any], competence: float) -> None:
+        self.values[self.task_key(task)] = competence
+
+    def histogram(self, bins: int = 5) -> list[int]:
+        out = [0] * bins
+        for v in self.values.values():
+            out[min(bins - 1, int(v * bins))] += 1
+        return out
+
+    def state(self) -> dict[str, float]:
+        return dict(self.values)
+
+
+class RuleController:
+    """Schedule by competence threshold (``pick_schedule``)."""
+
+    name = "rule"
+
+    def __init__(self, cfg: CAREConfig):
+        self.cfg = cfg
+
+    def choose(self, competence: float, stats: dict[str, Any]) -> Schedule:
+        return pick_schedule(competence, self.cfg.schedules)
+
+
+class LLMController:
+    """An LLM behind an OpenAI-compatible endpoint picks the schedule from training statistics, as the
+    report does; anything but a known schedule name falls back to the rule. One request per iteration:
+    ``choose`` caches answers per competence bucket until ``refresh``."""
+
+    name = "llm"
+
+    def __init__(self, cfg: CAREConfig, planner: Any | None = None):
+        from ml.backends import OpenAIPlanner
+
+        self.cfg = cfg
+        self.planner = planner or OpenAIPlanner(cfg.controller_url, cfg.controller_model, cfg.controller_key or None,
+                                                max_tokens=64)
+        self.cache: dict[int, Schedule] = {}
+        self.stats: dict[str, Any] = {}
+
+    def refresh(self, stats: dict[str, Any]) -> None:
+        self.cache.clear()
+        self.stats = stats
+
+    def choose(self, competence: float, stats: dict[str, Any]) -> Schedule:
+        bucket = int(competence * 10)
+        if bucket not in self.cache:
+            self.cache[bucket] = self._ask(competence, stats or self.stats)
+        return self.cache[bucket]
+
+    def _ask(self, competence: float, stats: dict[str, Any]) -> Schedule:
+        names = {s.name: s for s in self.cfg.schedules}
+        prompt = (
+            "You steer RL reward schedules for a planner agent. Schedules: "
+            + json.dumps([s.to_dict() for s in self.cfg.schedules])
+            + f". Task competence (smoothed success rate): {competence:.2f}. Training statistics: "
+            + json.dumps(stats, default=str)[:2000]
+            + ". Answer with exactly one schedule name."
+        )
+        body = {"model": self.planner.model, "messages": [{"role": "user", "content": prompt}],
+                "temperature": 0.0, "max_tokens": 16}
+        try:
+            reply = self.planner.post(body)
+            text = ((reply.get("choices") or [{}])[0].get("message") or {}).get("content") or ""
+        except Exception:  # noqa: BLE001 - the controller is advisory; the rule is always a valid answer
+            text = ""
+        for name, sched in names.items():
+            if name in text:
+                return sched
+        return pick_schedule(competence, self.cfg.schedules)
+
+
+class EfficiencyGuard:
+    """Halves the efficiency weight each time held-out success falls more than ``drop_points`` below the
+    pre-RL checkpoint's (``baseline``, in percent)."""
+
+    def __init__(self, baseline: float | None, drop_points: float = 1.0):
+        self.baseline = baseline
+        self.drop_points = drop_points
+        self.scale = 1.0
+        self.trips = 0
+
+    def observe(self, success_pct: float) -> float:
+        if self.baseline is not None and success_pct < self.baseline - self.drop_points:
+            self.scale *= 0.5
+            self.trips += 1
+        return self.scale
+
+
+# ---------------------------------------------------------------------------------------------
+# The loss
+
+
+def policy_loss(
+    logp: Any,
+    old_logp: Any,
+    advantages: Any,
+    mask: Any,
+    *,
+    eps_low: float,
+    eps_high: float,
+    ref_logp: Any | None = None,
+    kl_coef: float = 0.0,
+) -> tuple[Any, dict[str, float]]:
+    r"""Token-level clipped policy gradient with clip-higher and an optional k3 KL to the reference.
+
+    All tensors are (B, T) over action tokens (``mask`` = 1 on the planner's own turn tokens; tool
+    replies, prompts and padding are 0). With ρ_t = exp(logp_t − old_logp_t)::
+
+        L = Σ_t mask_t · [ −min(ρ_t·A_t, clip(ρ_t, 1−ε_low, 1+ε_high)·A_t) + β·k3_t ] / Σ_t mask_t
+        k3_t = exp(ref_t − logp_t) − (ref_t − logp_t) − 1
+
+    Averaging over all tokens of the batch (not per sequence first) weighs every token alike, so
+    long rollouts are not under-weighted (DAPO).
+    """
+    import torch
+
+    m = mask.to(logp.dtype)
+    n = m.sum().clamp(min=1.0)
+    ratio = torch.exp(logp - old_logp)
+    unclipped = ratio * advantages
+    clipped = torch.clamp(ratio, 1.0 - eps_low, 1.0 + eps_high) * advantages
+    pg = -torch.minimum(unclipped, clipped)
+    loss_t = pg
+    k3 = None
+    if ref_logp is not None and kl_coef > 0:
+        d = ref_logp - logp
+        k3 = torch.exp(d) - d - 1.0
+        loss_t = loss_t + kl_coef * k3
+    loss = (loss_t * m).sum() / n
+    with torch.no_grad():
+        clip_frac = float((((ratio < 1 - eps_low) | (ratio > 1 + eps_high)).to(m.dtype) * m).sum() / n)
+        kl_val = float((k3 * m).sum() / n) if k3 is not None else 0.0
+        pg_val = float((pg * m).sum() / n)
+    return loss, {"pg_loss": pg_val, "kl": kl_val, "clip_frac": clip_frac}

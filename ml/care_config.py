@@ -1,0 +1,217 @@
+"""CARE online RL configuration: reward schedules, advantage calibration, the policy-gradient loss, rollouts.
+
+One documented, validated dataclass (``CAREConfig``) beside ``care_trainer.py``; the formulas
+these fields parameterise are in ``ml.care.care_group`` and ``docs/care.md``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from ml.chat import ChatFormat, raise_field_errors
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A reward schedule: R = completion·success + progress·p − λ·efficiency_penalty (λ from ``efficiency``).
+
+    min_competence: the schedule applies from this competence up (the rule-based controller picks
+    the applicable schedule with the highest threshold).
+    """
+
+    name: str
+    min_competence: float
+    completion: float
+    progress: float
+    efficiency: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+DEFAULT_SCHEDULES: tuple[Schedule, ...] = (
+    Schedule("progress", 0.0, completion=1.0, progress=0.5, efficiency=0.0),
+    Schedule("balanced", 0.3, completion=1.0, progress=0.2, efficiency=0.2),
+    Schedule("efficient", 0.7, completion=1.0, progress=0.0, efficiency=0.4),
+)
+
+
+@dataclass
+class CAREConfig:
+    """Competence-Aware Reward-and-Advantage Engineering (and, with ``care=False``, plain GRPO).
+
+    Rewards and advantages (``ml.care.care_group``):
+        care: False = plain GRPO baseline (binary success reward, advantage (R − mean)/(std + eps)).
+        schedules: the predefined reward schedules, ordered by min_competence (first must be 0).
+        competence_ema: β in κ_t = β·κ_{t−1} + (1−β)·(group success rate); the task's history.
+        competence_key: "template" (instances of one template share a history) or "instance".
+        w_output_tokens, w_reasoning_tokens, w_tool_calls: weights α of the three cost terms in the
+            efficiency penalty (each term in [0, 1]; the weights must sum to at most 1).
+        floor_output_tokens, floor_reasoning_tokens, floor_tool_calls: cost floors: excess is measured
+            relative to max(cheapest successful cost, floor), so a near-zero cheapest cost cannot
+            blow up the relative excess.
+        efficiency_cap: λ never exceeds efficiency_cap·completion (< 1), which is what guarantees that
+            no failure outscores any success.
+        std_floor_min, std_floor_success: the advantage normaliser is max(std(R), std_floor_min +
+            std_floor_success·success_rate): with every rollout successful the floor is large, so
+            tiny efficiency differences move the policy gently; with none, progress keeps its scale.
+        eps: added to the GRPO baseline's std. drop_no_signal: drop groups whose rewards are all
+            equal (dynamic sampling). guard_drop_points: the guard halves the efficiency weight when
+            held-out success falls more than this many points below the pre-RL checkpoint.
+        controller: "rule" (by competence thresholds) or "llm" (an OpenAI-compatible endpoint picks
+            the schedule; the rule decides whenever the answer is not a schedule name).
+        controller_url, controller_model, controller_key: the LLM controller's endpoint.
+    Loss (token-level clipped policy gradient, tool replies masked):
+        eps_low, eps_high: ratio clip range [1 − eps_low, 1 + eps_high] (clip-higher: eps_high > eps_low).
+        kl_coef: weight of the k3 KL estimate to the SFT reference policy (0 = no reference model).
+        lr, weight_decay, grad_clip: AdamW and clipping. ppo_epochs: passes over each rollout batch.
+        minibatch_episodes: episodes per optimiser step (the rollout batch is split into minibatches,
+            so from the second minibatch on the policy has moved and the clip is active).
+    Rollouts:
+        tasks_per_iter: tasks per iteration; group_size: G attempts per task. temperature, top_p:
+        sampling. iterations: optimiser iterations (the budget); max_minutes: stop earlier on wall
+        time (0 = none). train_seeds: instance seeds of the training tasks (never the held-out suite).
+        env_mix: {environment kind: weight} the pool draws from ("virtual" now; real devices later).
+        eval_every: iterations between held-out checks for the guard (0 = never);
+        eval_per_category: held-out tasks per category in those checks. seed: sampling and order.
+        out_dir: checkpoints (``out_dir/last``); save_every: iterations between checkpoints.
+        threads: torch CPU threads (0 = leave). chat: context compaction.
+    """
+
+    care: bool = True
+    schedules: tuple[Schedule, ...] = DEFAULT_SCHEDULES
+    competence_ema: float = 0.5
+    competence_key: str = "template"
+    w_output_tokens: float = 0.3
+    w_reasoning_tokens: float = 0.2
+    w_tool_calls: float = 0.5
+    floor_output_tokens: float = 32.0
+    floor_reasoning_tokens: float = 16.0
+    floor_tool_calls: float = 1.0
+    efficiency_cap: float = 0.5
+    std_floor_min: float = 0.05
+    std_floor_success: float = 0.5
+    eps: float = 1e-6
+    drop_no_signal: bool = True
+    guard_drop_points: float = 1.0
+    controller: str = "rule"
+    controller_url: str = ""
+    controller_model: str = ""
+    controller_key: str = ""
+    eps_low: float = 0.2
+    eps_high: float = 0.28
+    kl_coef: float = 0.02
+    lr: float = 1e-4
+    weight_decay: float = 0.0
+    grad_clip: float = 1.0
+    ppo_epochs: int = 1
+    minibatch_episodes: int = 16
+    tasks_per_iter: int = 8
+    group_size: int = 4
+    temperature: float = 0.8
+    top_p: float = 1.0
+    iterations: int = 20
+    max_minutes: float = 0.0
+    train_seeds: tuple[int, ...] = tuple(range(1000, 1008))
+    env_mix: dict[str, float] = field(default_factory=lambda: {"virtual": 1.0})
+    eval_every: int = 0
+    eval_per_category: int = 5
+    seed: int = 0
+    out_dir: str = ""
+    save_every: int = 5
+    threads: int = 0
+    chat: ChatFormat = field(default_factory=ChatFormat)
+
+    def __post_init__(self) -> None:
+        self.schedules = tuple(Schedule(**s) if isinstance(s, dict) else s for s in self.schedules)
+        self.train_seeds = tuple(self.train_seeds)
+        if isinstance(self.chat, dict):
+            self.chat = ChatFormat(**self.chat)
+        self.validate()
+
+    def validate(self) -> None:
+        e: dict[str, str] = {}
+        if not self.schedules:
+            e["schedules"] = "must hold at least one schedule"
+        else:
+            th = [s.min_competence for s in self.schedules]
+            if th[0] != 0 or th != sorted(th) or len(set(th)) != len(th):
+                e["schedules"] = "thresholds (min_competence) must start at 0 and strictly increase"
+            elif any(s.completion <= 0 or s.progress < 0 or s.efficiency < 0 for s in self.schedules):
+                e["schedules"] = "completion must be > 0, progress and efficiency >= 0"
+            elif len({s.name for s in self.schedules}) != len(self.schedules):
+                e["schedules"] = "names must be unique"
+        if not 0 <= self.competence_ema < 1:
+            e["competence_ema"] = "must be in [0, 1)"
+        if self.competence_key not in ("template", "instance"):
+            e["competence_key"] = "must be 'template' or 'instance'"
+        ws = (self.w_output_tokens, self.w_reasoning_tokens, self.w_tool_calls)
+        if any(w < 0 for w in ws) or sum(ws) > 1 + 1e-9:
+            e["w_output_tokens"] = "the three efficiency weights must be >= 0 and sum to at most 1"
+        for name in ("floor_output_tokens", "floor_reasoning_tokens", "floor_tool_calls"):
+            if not getattr(self, name) > 0:
+                e[name] = "must be > 0"
+        if not 0 <= self.efficiency_cap < 1:
+            e["efficiency_cap"] = "must be in [0, 1): a larger λ could let a failure outscore a success"
+        if not self.std_floor_min > 0:
+            e["std_floor_min"] = "must be > 0"
+        if not self.std_floor_success >= 0:
+            e["std_floor_success"] = "must be >= 0"
+        if not self.eps > 0:
+            e["eps"] = "must be > 0"
+        if not self.guard_drop_points >= 0:
+            e["guard_drop_points"] = "must be >= 0"
+        if self.controller not in ("rule", "llm"):
+            e["controller"] = "must be 'rule' or 'llm'"
+        elif self.controller == "llm" and not (self.controller_url and self.controller_model):
+            e["controller_url"] = "the llm controller needs controller_url and controller_model"
+        if not 0 < self.eps_low < 1:
+            e["eps_low"] = "must be in (0, 1)"
+        if not self.eps_high > 0:
+            e["eps_high"] = "must be > 0"
+        if not self.kl_coef >= 0:
+            e["kl_coef"] = "must be >= 0"
+        if not 0 < self.lr < 1:
+            e["lr"] = "must be in (0, 1)"
+        if not self.weight_decay >= 0:
+            e["weight_decay"] = "must be >= 0"
+        if not self.grad_clip > 0:
+            e["grad_clip"] = "must be > 0"
+        for name in ("ppo_epochs", "minibatch_episodes", "tasks_per_iter", "iterations"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or v < 1:
+                e[name] = f"must be a positive integer, got {v!r}"
+        if not isinstance(self.group_size, int) or self.group_size < 2:
+            e["group_size"] = "must be an integer >= 2 (advantages compare rollouts within a group)"
+        if not self.temperature > 0:
+            e["temperature"] = "must be > 0 (rollouts sample)"
+        if not 0 < self.top_p <= 1:
+            e["top_p"] = "must be in (0, 1]"
+        if not self.max_minutes >= 0:
+            e["max_minutes"] = "must be >= 0"
+        if not self.train_seeds:
+            e["train_seeds"] = "must hold at least one seed"
+        if not self.env_mix or any(w < 0 for w in self.env_mix.values()) or sum(self.env_mix.values()) <= 0:
+            e["env_mix"] = "must map environment kinds to non-negative weights with a positive sum"
+        for name in ("eval_every", "eval_per_category", "seed", "save_every", "threads"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or v < 0:
+                e[name] = f"must be a non-negative integer, got {v!r}"
+        raise_field_errors("CAREConfig", e)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> CAREConfig:
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(d) - names)
+        if unknown:
+            raise_field_errors("CAREConfig", {k: "unknown field" for k in unknown})
+        return cls(**d)
+
+    @classmethod
+    def grpo(cls, **kw: Any) -> CAREConfig:
+        """The plain-GRPO baseline: same trainer and budget, CARE off."""
+        return cls(care=False, **kw)

@@ -1,0 +1,373 @@
+"""CARE online RL trainer (and the plain-GRPO baseline with ``CAREConfig(care=False)``).
+
+Each iteration: draw ``tasks_per_iter`` training tasks, run ``group_size`` attempts of each in the
+hybrid environment pool (``harness.episode.run_episodes`` with a sampling ``TransformersPlanner``,
+one batched generate per step for all live episodes), score each group with ``ml.care.care_group``
+(reward only from the verifier and the cost meter), drop groups without signal, and take
+``ppo_epochs`` passes of the token-level clipped policy-gradient loss over the planner's own turn
+tokens (tool replies and prompts masked), with a KL anchor to the frozen SFT policy.
+
+The action tokens are the canonical tokenisation of each parsed turn as the episode records it
+(the same sequence SFT trains on); old log-probs are computed on it right before the update.
+
+CPU, from an SFT checkpoint::
+
+    python -m ml.care_trainer --init var/ml/sft/last --out var/ml/care --minutes 8 [--grpo]
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import random
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.contract import Episode
+from ml.care import (
+    CompetenceTracker,
+    EfficiencyGuard,
+    GroupResult,
+    LLMController,
+    Rollout,
+    RuleController,
+    care_group,
+    policy_loss,
+)
+from ml.care_config import CAREConfig
+from ml.chat import Encoded, encode_conversation
+from ml.sft import step_messages
+
+Metrics = Callable[[dict[str, Any]], None]
+
+
+class EnvPool:
+    """Environments drawn by a configured mix, e.g. ``{"virtual": 0.8, "android": 0.2}``.
+
+    ``factories`` maps a kind to a zero-argument constructor (the virtual phone is built in; real
+    devices come from the device pool's lease). Every environment carries ``name``, which the
+    episode records as where the trajectory ran.
+    """
+
+    def __init__(self, mix: dict[str, float], factories: dict[str, Callable[[], Any]] | None = None, seed: int = 0):
+        from devices.virtual.phone import VirtualPhone
+
+        self.factories: dict[str, Callable[[], Any]] = {"virtual": VirtualPhone, **(factories or {})}
+        missing = [k for k, w in mix.items() if w > 0 and k not in self.factories]
+        if missing:
+            raise ValueError(f"no environment factory for {missing}; pass factories={{kind: constructor}}")
+        self.kinds = [k for k, w in mix.items() if w > 0]
+        self.weights = [mix[k] for k in self.kinds]
+        self.rng = random.Random(seed)
+        self.drawn: Counter[str] = Counter()
+
+    def draw(self) -> Any:
+        kind = self.rng.choices(self.kinds, self.weights)[0]
+        self.drawn[kind] += 1
+        env = self.factories[kind]()
+        if not getattr(env, "name", None):
+            env.name = kind
+        return env
+
+
+def rollout_groups(tasks: list[Any], planner: Any, group_size: int, pool: EnvPool) -> list[list[Episode]]:
+    """``group_size`` attempts per task, all in one lock-step run; returns episodes grouped per task."""
+    from harness.episode import run_episodes
+
+    expanded = [t for t in tasks for _ in range(group_size)]
+    eps = run_episodes(expanded, planner, batch_size=len(expanded), env_factory=pool.draw)
+    return [eps[i * group_size:(i + 1) * group_size] for i in range(len(tasks))]
+
+
+def encode_actions(ep: Episode, tokenizer: Any, cfg: CAREConfig) -> Encoded:
+    """The episode as one sequence; mask = the planner's own turns of this episode (not history, not tools)."""
+    train = set(step_messages(ep))
+    return encode_conversation(ep.messages, ep.tools, tokenizer, cfg.chat, train_messages=train)
+
+
+def token_logprobs(model: Any, examples: list[Encoded], pad_id: int, device: Any) -> tuple[Any, Any]:
+    """Log-probabilities of each token given its prefix, right-padded: (logp (B, T), mask (B, T)).
+
+    Position t holds log p(ids[t] | ids[:t]); position 0 and padding are 0 with mask 0.
+    """
+    import torch
+
+    B, T = len(examples), max(len(e.ids) for e in examples)
+    ids = torch.full((B, T), pad_id, dtype=torch.long)
+    attn = torch.zeros((B, T), dtype=torch.long)
+    mask = torch.zeros((B, T))
+    for i, e in enumerate(examples):
+        ids[i, :len(e.ids)] = torch.tensor(e.ids)
+        attn[i, :len(e.ids)] = 1
+        mask[i, :len(e.mask)] = torch.tensor(e.mask, dtype=torch.float)
+    ids, attn, mask = ids.to(device), attn.to(device), mask.to(device)
+    mask[:, 0] = 0
+    # The output projection and softmax run only where a log-prob is needed (the action tokens):
+    # on CPU the vocabulary projection of every prompt and tool-reply token would dominate.
+    hidden = model.get_decoder()(input_ids=ids, attention_mask=attn, use_cache=False).last_hidden_state  # (B, T, C)
+    sel = mask[:, 1:].bool()  # (B, T-1): position t predicts token t+1
+    logits = model.get_output_embeddings()(hidden[:, :-1][sel])  # (N, V)
+    lp = torch.log_softmax(logits.float(), dim=-1).gather(-1, ids[:, 1:][sel][:, None]).squeeze(-1)  # (N,)
+    logp = torch.zeros((B, T), device=device, dtype=lp.dtype)
+    logp[:, 1:][sel] = lp
+    return logp, mask
+
+
+@dataclass
+class CAREResult:
+    model: Any
+    tokenizer: Any
+    iterations: int
+    seconds: float
+    history: list[dict[str, Any]]
+    checkpoint: Path | None
+
+
+class CARETrainer:
+    """Online RL from a checkpoint. ``train()`` runs until ``cfg.iterations`` or ``cfg.max_minutes``."""
+
+    def __init__(self, cfg: CAREConfig, *, init_from: str | Path | None = None, model: Any | None = None,
+                 tokenizer: Any | None = None, tasks: list[Any] | None = None,
+                 env_factories: dict[str, Callable[[], Any]] | None = None, eval_tasks: list[Any] | None = None,
+                 on_metrics: Metrics | None = None, should_stop: Callable[[], bool] | None = None,
+                 device: str = "cpu"):
+        import torch
+
+        from ml.model import load_checkpoint
+
+        if cfg.threads:
+            torch.set_num_threads(cfg.threads)
+        self.cfg = cfg
+        self.device = device
+        self.out = Path(cfg.out_dir) if cfg.out_dir else None
+        self.init_from = init_from
+        if self.out is not None:
+            from ml.sft import recover_checkpoint
+
+            recover_checkpoint(self.out / "last")
+        resume = self.out is not None and _is_care_checkpoint(self.out / "last")
+        if resume:
+            model, tokenizer = load_checkpoint(self.out / "last", device)  # type: ignore[operator]
+        elif model is None:
+            if init_from is None:
+                raise ValueError("CARE starts from a checkpoint: pass init_from (an SFT checkpoint) or model")
+            model, tokenizer = load_checkpoint(init_from, device)
+        if tokenizer is None:
+            raise ValueError("pass the tokenizer with the model")
+        self.model, self.tokenizer = model, tokenizer
+        self.ref = None
+        if cfg.kl_coef > 0:
+            src = load_checkpoint(init_from, device)[0] if (resume and init_from) else self.model
+            self.ref = copy.deepcopy(src).eval()
+            for p in self.ref.parameters():
+                p.requires_grad_(False)
+        self.opt = torch.optim.AdamW(self.model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay,
+                                     betas=(0.9, 0.99))
+        self.tasks = tasks if tasks is not None else self.default_tasks()
+        self.eval_tasks = eval_tasks
+        self.pool = EnvPool(cfg.env_mix, env_factories, seed=cfg.seed)
+        self.tracker = CompetenceTracker(cfg.competence_key)
+        self.controller = LLMController(cfg) if cfg.controller == "llm" else RuleController(cfg)
+        self.guard = EfficiencyGuard(None, cfg.guard_drop_points)
+        self.rng = random.Random(cfg.seed)
+        self.iteration = 0
+        self.history: list[dict[str, Any]] = []
+        self.on_metrics = on_metrics
+        self.should_stop = should_stop
+        if resume:
+            self._load_state(self.out / "last")  # type: ignore[operator]
+
+    def default_tasks(self) -> list[Any]:
+        from ml.sft import training_tasks
+
+        return training_tasks(self.cfg.train_seeds)
+
+    def planner(self, temperature: float | None = None, seed: int | None = None) -> Any:
+        from ml.backends import TransformersPlanner
+
+        t = self.cfg.temperature if temperature is None else temperature
+        return TransformersPlanner(self.model, self.tokenizer, fmt=self.cfg.chat, temperature=t, top_p=self.cfg.top_p,
+                                   seed=seed, name="care" if self.cfg.care else "grpo")
+
+    # -- one iteration ------------------------------------------------------------------------------
+
+    def score_groups(self, groups: list[list[Episode]]) -> list[GroupResult]:
+        """``care_group`` per group, with the task's competence history and the controller's schedule."""
+        results = []
+        for eps in groups:
+            task = eps[0].task
+            rolls = [Rollout.from_episode(e) for e in eps]
+            hist = self.tracker.get(task)
+            rate = sum(r.success for r in rolls) / len(rolls)
+            kappa = rate if hist is None else self.cfg.competence_ema * hist + (1 - self.cfg.competence_ema) * rate
+            sched = self.controller.choose(kappa, {"iteration": self.iteration}) if self.cfg.care else None
+            res = care_group(rolls, self.cfg, history=hist, schedule=sched, efficiency_scale=self.guard.scale)
+            self.tracker.update(task, res.competence)
+            results.append(res)
+        return results
+
+    def step(self) -> dict[str, Any]:
+        import torch
+
+        cfg = self.cfg
+        t0 = time.perf_counter()
+        if isinstance(self.controller, LLMController) and self.history:
+            self.controller.refresh({k: v for k, v in self.history[-1].items() if not isinstance(v, list)})
+        tasks = self.rng.sample(self.tasks, min(cfg.tasks_per_iter, len(self.tasks)))
+        planner = self.planner(seed=cfg.seed * 1_000_003 + self.iteration)
+        groups = rollout_groups(tasks, planner, cfg.group_size, self.pool)
+        t_roll = time.perf_counter() - t0
+        scored = self.score_groups(groups)
+        batch: list[tuple[Encoded, float]] = []
+        for eps, res in zip(groups, scored, strict=True):
+            if res.dropped:
+                continue
+            for ep, a in zip(eps, res.advantages, strict=True):
+                enc = encode_actions(ep, self.tokenizer, cfg)
+                if sum(enc.mask) and a != 0.0:
+                    batch.append((enc, a))
+        stats: dict[str, float] = {"pg_loss": 0.0, "kl": 0.0, "clip_frac": 0.0}
+        n_updates = 0
+        if batch:
+            self.model.train()
+            mb = cfg.minibatch_episodes
+            chunks = [batch[i:i + mb] for i in range(0, len(batch), mb)]
+            olds, refs = [], []
+            with torch.no_grad():
+                for ch in chunks:
+                    exs = [e for e, _ in ch]
+                    olds.append(token_logprobs(self.model, exs, self.tokenizer.pad_token_id, self.device)[0])
+                    refs.append(token_logprobs(self.ref, exs, self.tokenizer.pad_token_id, self.device)[0]
+                                if self.ref is not None else None)
+            for _ in range(cfg.ppo_epochs):
+                for ch, old, ref in zip(chunks, olds, refs, strict=True):
+                    exs = [e for e, _ in ch]
+                    logp, mask = token_logprobs(self.model, exs, self.tokenizer.pad_token_id, self.device)
+                    adv = torch.tensor([a for _, a in ch], device=logp.device)[:, None].expand_as(logp)  # (B, T)
+                    loss, info = policy_loss(logp, old, adv, mask, eps_low=cfg.eps_low, eps_high=cfg.eps_high,
+                                             ref_logp=ref, kl_coef=cfg.kl_coef)
+                    loss.backward()
+                    torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip)
+                    self.opt.step()
+                    self.opt.zero_grad(set_to_none=True)
+                    n_updates += 1
+                    for k in stats:
+                        stats[k] += info[k]
+            for k in stats:
+                stats[k] /= max(1, len(chunks) * cfg.ppo_epochs)
+        self.iteration += 1
+        eps_all = [e for g in groups for e in g]
+        kept = [r for r in scored if not r.dropped]
+        m: dict[str, Any] = {
+            "iteration": self.iteration,
+            "mode": "care" if cfg.care else "grpo",
+            "success": sum(bool(e.verdict and e.verdict.success) for e in eps_all) / len(eps_all),
+            "reward": sum(sum(r.rewards) for r in scored) / len(eps_all),
+            "output_tokens": sum(e.costs.output_tokens for e in eps_all) / len(eps_all),
+            "reasoning_tokens": sum(e.costs.reasoning_tokens for e in eps_all) / len(eps_all),
+            "tool_calls": sum(e.costs.total_tool_calls for e in eps_all) / len(eps_all),
+            "groups_kept": len(kept),
+            "groups_dropped": len(scored) - len(kept),
+            "schedules": dict(Counter(r.schedule for r in scored)),
+            "competence_hist": self.tracker.histogram(),
+            "efficiency_scale": self.guard.scale,
+            "environments": dict(Counter(e.environment for e in eps_all)),
+            "updates": n_updates,
+            "rollout_s": t_roll,
+            "iteration_s": time.perf_counter() - t0,
+            **stats,
+        }
+        if cfg.eval_every and self.iteration % cfg.eval_every == 0:
+            m["heldout_success"] = self.heldout_success()
+            self.guard.observe(m["heldout_success"])
+            m["efficiency_scale"] = self.guard.scale
+        self.history.append(m)
+        if self.on_metrics is not None:
+            self.on_metrics(m)
+        return m
+
+    def heldout_success(self) -> float:
+        """Greedy success (percent) on a small held-out slice (the guard's measurement)."""
+        from harness.bench import suite_tasks
+        from harness.episode import run_episodes
+
+        tasks = self.eval_tasks or suite_tasks("pa-sim", "test", self.cfg.eval_per_category)
+        eps = run_episodes(tasks, self.planner(temperature=0.0), batch_size=64)
+        return 100.0 * sum(bool(e.verdict and e.verdict.success) for e in eps) / max(1, len(eps))
+
+    # -- the loop -----------------------------------------------------------------------------------
+
+    def train(self) -> CAREResult:
+        t0 = time.perf_counter()
+        if self.cfg.eval_every and self.guard.baseline is None:
+            self.guard.baseline = self.heldout_success()
+        while self.iteration < self.cfg.iterations:
+            self.step()
+            if self.out is not None and self.cfg.save_every and self.iteration % self.cfg.save_every == 0:
+                self.save()
+            if self.cfg.max_minutes and time.perf_counter() - t0 > self.cfg.max_minutes * 60:
+                break
+            if self.should_stop is not None and self.should_stop():
+                break
+        path = self.save() if self.out is not None else None
+        self.model.eval()
+        return CAREResult(self.model, self.tokenizer, self.iteration, time.perf_counter() - t0, self.history, path)
+
+    def save(self) -> Path:
+        from ml.sft import save_state
+
+        assert self.out is not None
+        last = self.out / "last"
+        card = {"kind": "care" if self.cfg.care else "grpo", "config": self.cfg.to_dict(),
+                "iteration": self.iteration, "init_from": str(self.init_from) if self.init_from else None}
+        care = {"iteration": self.iteration, "competence": self.tracker.state(), "guard_scale": self.guard.scale,
+                "guard_baseline": self.guard.baseline if self.guard.baseline is not None else -1.0,
+                "rng": list(self.rng.getstate()[1])}
+        # One atomic swap holds weights, optimizer and CARE state together (a crash leaves the previous set).
+        save_state(last, self.model, self.tokenizer, self.opt, self.iteration, {"card": card, "care": care})
+        return last
+
+    def _load_state(self, path: Path) -> None:
+        from ml.sft import load_state
+
+        state = load_state(path)
+        self.opt.load_state_dict(state["optimizer"])
+        st = state["extra"]["care"]
+        self.iteration = int(st["iteration"])
+        self.tracker.values = {k: float(v) for k, v in st["competence"].items()}
+        self.guard.scale = float(st["guard_scale"])
+        self.guard.baseline = None if st["guard_baseline"] < 0 else float(st["guard_baseline"])
+        self.rng.setstate((3, tuple(int(x) for x in st["rng"]), None))
+
+
+def _is_care_checkpoint(path: Path) -> bool:
+    from ml.sft import TRAINER_STATE, load_state
+
+    return (path / TRAINER_STATE).exists() and "care" in load_state(path).get("extra", {})
+
+
+def train_care(cfg: CAREConfig, **kw: Any) -> CAREResult:
+    return CARETrainer(cfg, **kw).train()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m ml.care_trainer", description=__doc__.splitlines()[0])
+    ap.add_argument("--init", required=True, help="the SFT checkpoint to start from")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--minutes", type=float, default=8.0)
+    ap.add_argument("--iterations", type=int, default=1000)
+    ap.add_argument("--grpo", action="store_true", help="plain GRPO baseline (CARE off)")
+    ap.add_argument("--device", default="cpu")
+    args = ap.parse_args(argv)
+    cfg = CAREConfig(care=not args.grpo, out_dir=args.out, max_minutes=args.minutes, iterations=args.iterations)
+    res = train_care(cfg, init_from=args.init, device=args.device, on_metrics=lambda m: print(m, flush=True))
+    print(f"iterations={res.iterations} seconds={res.seconds:.1f} checkpoint={res.checkpoint}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,148 @@
+"""Evaluation of any planner on the held-out benchmark split, over several seeds, with costs.
+
+Seed k evaluates a disjoint slice of the held-out split (every S-th task of each category, S the
+number of seeds; ``harness.bench.suite_tasks(split="test")``) and seeds the planner's sampling
+when it samples, so mean ± std reflects both task and sampling variation. Scores follow
+``harness.bench.score`` (Overall = 0.5·Tool Use + 0.2·Memory + 0.2·Skills + 0.1·Sub-agent).
+``mean_output_tokens`` is on the harness's shared scale (``harness.parse.estimate_tokens`` of the
+turn text, so a scripted planner and a model compare fairly); ``mean_model_tokens`` is the
+model's own token count; cost per 1,000 tasks = mean_model_tokens × 1,000 × price per token.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from devices.virtual.tasks import CATEGORIES
+from harness.contract import Episode
+from harness.parse import estimate_tokens, render_turn
+from ml.chat import raise_field_errors
+
+METRICS = ("overall", *CATEGORIES)
+
+
+@dataclass
+class EvalConfig:
+    """seeds: evaluation seeds (>= 3 for a reported figure); per_category: held-out tasks per category
+    per seed; price_per_million_output_tokens: USD per 1M output tokens for the cost estimate;
+    batch_size: episodes in lock-step; suite: the benchmark suite."""
+
+    seeds: tuple[int, ...] = (0, 1, 2)
+    per_category: int = 25
+    price_per_million_output_tokens: float = 0.60
+    batch_size: int = 64
+    suite: str = "pa-sim"
+
+    def __post_init__(self) -> None:
+        self.seeds = tuple(self.seeds)
+        e = {}
+        if not self.seeds or len(set(self.seeds)) != len(self.seeds):
+            e["seeds"] = "must hold distinct seeds (3 or more for a reported figure)"
+        if not isinstance(self.per_category, int) or self.per_category < 1:
+            e["per_category"] = "must be a positive integer"
+        if not self.price_per_million_output_tokens >= 0:
+            e["price_per_million_output_tokens"] = "must be >= 0"
+        if not isinstance(self.batch_size, int) or self.batch_size < 1:
+            e["batch_size"] = "must be a positive integer"
+        raise_field_errors("EvalConfig", e)
+
+
+@dataclass
+class EvalReport:
+    planner: str
+    per_seed: list[dict[str, float]]
+    mean: dict[str, float]
+    std: dict[str, float]
+    wall_s: float
+    config: dict[str, Any] = field(default_factory=dict)
+
+    def line(self) -> str:
+        parts = [f"planner={self.planner}"]
+        parts += [f"{k}={self.mean[k]:.2f}±{self.std[k]:.2f}" for k in METRICS]
+        parts += [f"mean_output_tokens={self.mean['mean_output_tokens']:.1f}",
+                  f"mean_tool_calls={self.mean['mean_tool_calls']:.2f}",
+                  f"cost_per_1k_tasks=${self.mean['cost_per_1k_tasks']:.4f}", f"wall_s={self.wall_s:.1f}"]
+        return " ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def seed_tasks(cfg: EvalConfig, seed_index: int) -> list[Any]:
+    from harness.bench import suite_tasks
+
+    S = len(cfg.seeds)
+    tasks = suite_tasks(cfg.suite, "test", cfg.per_category * S)
+    out = []
+    for c in CATEGORIES:
+        mine = [t for t in tasks if t.category == c]
+        out += mine[seed_index::S]
+    return out
+
+
+def episode_costs(ep: Episode) -> tuple[int, int]:
+    """(shared-scale output tokens, model tokens) of an episode."""
+    shared = sum(estimate_tokens(s.turn.raw if s.turn.raw is not None else render_turn(s.turn)) for s in ep.steps)
+    return shared, ep.costs.output_tokens
+
+
+def score_seed(episodes: list[Episode], cfg: EvalConfig) -> dict[str, float]:
+    from harness.bench import score
+
+    s = score(episodes)
+    n = max(1, len(episodes))
+    shared = [episode_costs(e) for e in episodes]
+    s["mean_output_tokens"] = sum(a for a, _ in shared) / n
+    s["mean_model_tokens"] = sum(b for _, b in shared) / n
+    s["cost_per_1k_tasks"] = s["mean_model_tokens"] * 1000 * cfg.price_per_million_output_tokens / 1e6
+    return s
+
+
+def evaluate(make_planner: Callable[[int], Any], cfg: EvalConfig | None = None) -> EvalReport:
+    """Run ``make_planner(seed)`` on each seed's held-out slice; mean and (population) std over seeds."""
+    from harness.episode import run_episodes
+
+    cfg = cfg or EvalConfig()
+    t0 = time.perf_counter()
+    per_seed = []
+    name = ""
+    for k, seed in enumerate(cfg.seeds):
+        planner = make_planner(seed)
+        name = planner.name
+        eps = run_episodes(seed_tasks(cfg, k), planner, batch_size=cfg.batch_size)
+        per_seed.append(score_seed(eps, cfg))
+    keys = [k for k in per_seed[0] if isinstance(per_seed[0][k], int | float)]
+    mean = {k: sum(s[k] for s in per_seed) / len(per_seed) for k in keys}
+    std = {k: math.sqrt(sum((s[k] - mean[k]) ** 2 for s in per_seed) / len(per_seed)) for k in keys}
+    return EvalReport(name, per_seed, mean, std, time.perf_counter() - t0, asdict(cfg))
+
+
+def evaluate_checkpoint(path: str, cfg: EvalConfig | None = None, temperature: float = 0.0, **kw: Any) -> EvalReport:
+    """A saved checkpoint through ``TransformersPlanner`` (greedy unless a temperature is given)."""
+    from ml.backends import TransformersPlanner
+    from ml.model import chat_format_of, load_checkpoint
+
+    model, tok = load_checkpoint(path)
+    kw.setdefault("fmt", chat_format_of(path))
+    return evaluate(lambda seed: TransformersPlanner(model, tok, temperature=temperature, seed=seed, **kw), cfg)
+
+
+def evaluate_reference(cfg: EvalConfig | None = None) -> EvalReport:
+    from harness.reference import ReferenceSolver
+
+    return evaluate(lambda seed: ReferenceSolver(), cfg)
+
+
+def markdown_table(reports: list[EvalReport]) -> str:
+    """The comparison table (report style): one row per planner, mean ± std."""
+    head = "| planner | Overall | Tool Use | Memory | Skills | Sub-agent | out tokens | tool calls | $/1k tasks |"
+    rows = [head, "|" + "---|" * 9]
+    for r in reports:
+        cells = [f"{r.mean[k]:.2f} ± {r.std[k]:.2f}" for k in METRICS]
+        rows.append(f"| {r.planner} | " + " | ".join(cells) + f" | {r.mean['mean_output_tokens']:.1f} | "
+                    f"{r.mean['mean_tool_calls']:.2f} | {r.mean['cost_per_1k_tasks']:.4f} |")
+    return "\n".join(rows)

@@ -1,0 +1,394 @@
+"""Planning-oriented SFT cold start: loss on assistant turns only, erroneous action turns masked out.
+
+Input is contract Episodes (or their dicts): a DatasetVersion's trajectories, or reference-solver
+episodes straight from the Harness (``reference_episodes``). Each episode becomes one token
+sequence (``ml.chat.encode_conversation``) whose loss mask covers the planner's own turns (the
+reasoning, content and tool calls of each step, plus ``<|im_end|>``), minus the turns
+``erroneous_steps`` flags. Whole episodes are packed into rows (position ids restart per
+episode, so attention stays inside each episode); AdamW with linear warmup and cosine decay;
+global-norm clipping; checkpoints (weights + tokenizer + optimizer, step and RNG) with resume.
+
+CPU (2 cores, ~5 minutes)::
+
+    python -m ml.sft --out var/ml/sft --minutes 5
+
+On a GPU host the same command runs with ``--device cuda`` (the config's sizes scale up).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.contract import Episode
+from ml.chat import Encoded, encode_conversation
+from ml.sft_config import SFTConfig
+
+TRAINER_STATE = "trainer_state.pt"
+Metrics = Callable[[dict[str, Any]], None]
+
+
+# ---------------------------------------------------------------------------------------------
+# Turn-level error detection
+
+
+def _as_dict(ep: Episode | dict[str, Any]) -> dict[str, Any]:
+    return ep.to_dict() if isinstance(ep, Episode) else ep
+
+
+def erroneous_steps(ep: Episode | dict[str, Any], cfg: SFTConfig | None = None) -> set[int]:
+    """Indices of the episode's erroneous action turns (their tokens get no loss).
+
+    A step is erroneous when (a) it is labelled so (``step["erroneous"]`` or
+    ``step["metadata"]["erroneous"]``), or (b) one of its calls failed with a code in
+    ``cfg.mask_codes`` and a later step calls the same tool successfully (a corrected mistake;
+    with ``mask_uncorrected`` the correction need not exist), or (c) its output had parse errors
+    (``mask_parse_errors``). Recoveries, i.e. the later successful calls, are never masked.
+    """
+    cfg = cfg or SFTConfig()
+    d = _as_dict(ep)
+    steps = d.get("steps", [])
+    bad: set[int] = set()
+    for i, s in enumerate(steps):
+        if s.get("erroneous") or (s.get("metadata") or {}).get("erroneous"):
+            bad.add(i)
+            continue
+        if cfg.mask_parse_errors and (s.get("parse_errors") or (s.get("turn") or {}).get("parse_errors")):
+            bad.add(i)
+            continue
+        for c in s.get("calls", []):
+            r = c.get("result", {})
+            if r.get("success") or int(r.get("code", 0)) not in cfg.mask_codes:
+                continue
+            tool = c.get("call", {}).get("name")
+            corrected = any(
+                c2.get("call", {}).get("name") == tool and c2.get("result", {}).get("success")
+                for s2 in steps[i + 1:] for c2 in s2.get("calls", [])
+            )
+            if corrected or cfg.mask_uncorrected:
+                bad.add(i)
+                break
+    return bad
+
+
+def step_messages(ep: Episode | dict[str, Any]) -> list[int]:
+    """Message index of each step's assistant turn (earlier dialogue from the task's history comes first)."""
+    d = _as_dict(ep)
+    assistant = [i for i, m in enumerate(d.get("messages", [])) if m.get("role") == "assistant"]
+    n = len(d.get("steps", []))
+    return assistant[len(assistant) - n:] if n else []
+
+
+def encode_episode(ep: Episode | dict[str, Any], tokenizer: Any, cfg: SFTConfig) -> Encoded:
+    """One training sequence: loss on the episode's own turns except the erroneous ones."""
+    d = _as_dict(ep)
+    msg_of = step_messages(d)
+    bad = erroneous_steps(d, cfg)
+    train = {m for i, m in enumerate(msg_of) if i not in bad}
+    return encode_conversation(d["messages"], d.get("tools", []), tokenizer, cfg.chat, train_messages=train)
+
+
+def reference_episodes(tasks: Iterable[Any], styles: Iterable[Any] | None = None, batch_size: int = 64,
+                       *, rotate: bool = False) -> list[Episode]:
+    """Reference-solver episodes of ``tasks`` in each style (default: concise, verbose, checks, mistake).
+
+    With ``rotate`` each task is played once, in style ``index % len(styles)``: more distinct
+    instances per token, which teaches copying arguments rather than memorising instances.
+    """
+    from harness.episode import run_episodes
+    from harness.reference import ReferenceSolver, ReferenceStyle
+
+    tasks = list(tasks)
+    styles = list(styles) if styles is not None else [
+        ReferenceStyle(), ReferenceStyle("verbose"), ReferenceStyle(redundant_checks=True),
+        ReferenceStyle(mistake=True)]
+    out: list[Episode] = []
+    for k, style in enumerate(styles):
+        mine = tasks[k::len(styles)] if rotate else tasks
+        out.extend(run_episodes(mine, ReferenceSolver(style), batch_size=batch_size))
+    return out
+
+
+def training_tasks(seeds: Iterable[int], per_template: int = 1) -> list[Any]:
+    """Instances of every template from ``seeds`` (plain instantiate seeds never collide with the held-out
+    suite's 63-bit instance seeds; ``harness.bench.assert_no_test_overlap`` checks it)."""
+    from devices.virtual.registry import catalog
+    from harness.bench import assert_no_test_overlap
+
+    cat = catalog()
+    tasks = [tpl.instantiate(s * per_template + k) for s in seeds for _, tpl in sorted(cat.templates.items())
+             for k in range(per_template)]
+    assert_no_test_overlap(tasks)
+    return tasks
+
+
+# ---------------------------------------------------------------------------------------------
+# Packing
+
+
+@dataclass
+class Batch:
+    """Packed rows: input ids, next-token labels (-100 where no loss) and per-episode position ids; all (B, T)."""
+
+    input_ids: Any
+    labels: Any
+    position_ids: Any
+    tokens: int
+
+
+def pack(examples: list[Encoded], seq_len: int) -> list[list[int]]:
+    """First-fit-decreasing bin packing of whole examples into rows of at most ``seq_len`` tokens.
+
+    Returns rows as lists of example indices.
+    """
+    order = sorted(range(len(examples)), key=lambda i: -len(examples[i].ids))
+    rows: list[list[int]] = []
+    room: list[int] = []
+    for i in order:
+        n = min(len(examples[i].ids), seq_len)
+        for r, free in enumerate(room):
+            if n <= free:
+                rows[r].append(i)
+                room[r] -= n
+                break
+        else:
+            rows.append([i])
+            room.append(seq_len - n)
+    return rows
+
+
+def collate(examples: list[Encoded], rows: list[list[int]], seq_len: int, pad_id: int) -> Batch:
+    import torch
+
+    B = len(rows)
+    ids = torch.full((B, seq_len), pad_id, dtype=torch.long)
+    labels = torch.full((B, seq_len), -100, dtype=torch.long)
+    pos = torch.zeros((B, seq_len), dtype=torch.long)
+    tokens = 0
+    for r, members in enumerate(rows):
+        at = 0
+        for i in members:
+            ex = examples[i]
+            n = min(len(ex.ids), seq_len - at)
+            seq = torch.tensor(ex.ids[:n], dtype=torch.long)
+            m = torch.tensor(ex.mask[:n], dtype=torch.bool)
+            ids[r, at:at + n] = seq
+            # labels[t] is the token at t+1 (shifted here, so the loss is a plain cross-entropy).
+            lab = torch.where(m[1:], seq[1:], torch.full_like(seq[1:], -100))
+            labels[r, at:at + n - 1] = lab
+            pos[r, at:at + n] = torch.arange(n)
+            at += n
+            tokens += n
+        # Padding continues as its own "episode" so it never joins the last one's attention.
+        pos[r, at:] = torch.arange(seq_len - at)
+    return Batch(ids, labels, pos, tokens)
+
+
+def token_loss(model: Any, batch: Batch) -> Any:
+    """Mean cross-entropy over labelled tokens. Attention is block-diagonal per episode (position ids restart)."""
+    import torch.nn.functional as F
+
+    hidden = model.get_decoder()(input_ids=batch.input_ids, position_ids=batch.position_ids,
+                                 use_cache=False).last_hidden_state  # (B, T, C)
+    sel = batch.labels != -100  # (B, T)
+    # Project to the vocabulary only where there is a label: most tokens (prompts, tool replies) have none.
+    logits = model.get_output_embeddings()(hidden[sel])  # (N, V)
+    return F.cross_entropy(logits.float(), batch.labels[sel])
+
+
+# ---------------------------------------------------------------------------------------------
+# Training
+
+
+def lr_at(step: int, cfg: SFTConfig, elapsed_s: float = 0.0) -> float:
+    """Linear warmup to ``lr`` over ``warmup_steps``, then cosine decay to ``min_lr``.
+
+    The decay ends at ``max_steps`` or, with ``max_minutes``, at the time budget, whichever comes
+    first: on shared CPUs the steps a budget buys are unknown in advance, and a schedule cut off
+    half-way leaves the learning rate high at the end.
+    """
+    if step < cfg.warmup_steps:
+        return cfg.lr * (step + 1) / cfg.warmup_steps
+    t = (step - cfg.warmup_steps) / max(1, cfg.max_steps - cfg.warmup_steps)
+    if cfg.max_minutes:
+        t = max(t, elapsed_s / (cfg.max_minutes * 60))
+    t = min(1.0, t)
+    return cfg.min_lr + 0.5 * (cfg.lr - cfg.min_lr) * (1 + math.cos(math.pi * t))
+
+
+def save_state(path: Path, model: Any, tokenizer: Any, opt: Any, step: int, extra: dict[str, Any]) -> None:
+    """Weights (safetensors) + tokenizer, then optimizer, step and RNG states (tensors and plain values only)."""
+    import torch
+
+    from ml.model import save_checkpoint
+
+    tmp = path.with_name(path.name + ".tmp")
+    save_checkpoint(model, tokenizer, tmp, card=extra.get("card"))
+    torch.save({"optimizer": opt.state_dict(), "step": step, "torch_rng": torch.get_rng_state(),
+                "python_rng": list(random.getstate()[1]), "extra": {k: v for k, v in extra.items() if k != "card"}},
+               tmp / TRAINER_STATE)
+    # Swap in one rename so a crash mid-save leaves the previous checkpoint whole.
+    old = path.with_name(path.name + ".old")
+    if path.exists():
+        path.rename(old)
+    tmp.rename(path)
+    if old.exists():
+        import shutil
+
+        shutil.rmtree(old)
+
+
+def recover_checkpoint(path: Path) -> Path:
+    """Finish an interrupted ``save_state`` swap: if only ``<path>.old`` survived a crash, it is the checkpoint."""
+    old = path.with_name(path.name + ".old")
+    if not path.exists() and old.exists():
+        old.rename(path)
+    return path
+
+
+def load_state(path: Path) -> dict[str, Any]:
+    import torch
+
+    return torch.load(path / TRAINER_STATE, map_location="cpu", weights_only=True)
+
+
+@dataclass
+class SFTResult:
+    model: Any
+    tokenizer: Any
+    step: int
+    loss: float
+    seconds: float
+    tokens: int
+    checkpoint: Path | None
+
+
+def train_sft(
+    episodes: list[Episode | dict[str, Any]],
+    cfg: SFTConfig,
+    *,
+    tokenizer: Any | None = None,
+    model: Any | None = None,
+    init_from: str | Path | None = None,
+    on_metrics: Metrics | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    resume: bool = True,
+    device: str = "cpu",
+) -> SFTResult:
+    """Train on ``episodes``; resumes from ``cfg.out_dir/last`` when it holds a trainer state.
+
+    The model is, in order of precedence: the resumed checkpoint, ``model``, ``init_from`` (a
+    checkpoint path), or a fresh ``cfg.model`` for ``tokenizer`` (trained on the corpus if None).
+    ``on_metrics`` receives ``{step, loss, lr, grad_norm, tokens, tokens_per_s, elapsed_s, epoch}``.
+    """
+    import torch
+
+    from ml.model import build_model, load_checkpoint
+    from ml.tokenizer import build_tokenizer
+
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    out = Path(cfg.out_dir) if cfg.out_dir else None
+    last = recover_checkpoint(out / "last") if out else None
+    state = None
+    if resume and last is not None and (last / TRAINER_STATE).exists():
+        model, tokenizer = load_checkpoint(last, device)
+        state = load_state(last)
+    elif model is None and init_from is not None:
+        model, tokenizer = load_checkpoint(init_from, device)
+    if tokenizer is None:
+        tokenizer = build_tokenizer()
+    if model is None:
+        model = build_model(cfg.model, tokenizer).to(device)
+    dicts = [_as_dict(e) for e in episodes]
+    if cfg.only_successful:
+        dicts = [d for d in dicts if (d.get("verdict") or {}).get("success")]
+    if not dicts:
+        raise ValueError("no training episodes (with only_successful, every episode needs a successful verdict)")
+    examples = [encode_episode(d, tokenizer, cfg) for d in dicts]
+    examples = [e for e in examples if sum(e.mask) > 0]
+    rows = pack(examples, cfg.seq_len)
+    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
+    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
+                             {"params": no_decay, "weight_decay": 0.0}], lr=cfg.lr, betas=cfg.betas)
+    step = 0
+    if state is not None:
+        opt.load_state_dict(state["optimizer"])
+        step = int(state["step"])
+        torch.set_rng_state(state["torch_rng"])
+        random.setstate((3, tuple(int(x) for x in state["python_rng"]), None))
+    model.train()
+    t0 = time.perf_counter()
+    seen_tokens = 0
+    loss_val = float("nan")
+    per_epoch = max(1, math.ceil(len(rows) / cfg.batch_rows))
+
+    def order_for(epoch: int) -> list[int]:
+        g = torch.Generator().manual_seed(cfg.seed * 100_003 + epoch)
+        return torch.randperm(len(rows), generator=g).tolist()
+
+    def checkpoint() -> Path | None:
+        if last is None:
+            return None
+        card = {"kind": "sft", "config": cfg.to_dict(), "step": step, "loss": loss_val,
+                "episodes": len(dicts), "init_from": str(init_from) if init_from else None}
+        save_state(last, model, tokenizer, opt, step, {"card": card})
+        return last
+
+    while step < cfg.max_steps:
+        epoch, k = divmod(step, per_epoch)
+        if cfg.epochs_cap and epoch >= cfg.epochs_cap:
+            break
+        idx = order_for(epoch)[k * cfg.batch_rows:(k + 1) * cfg.batch_rows]
+        batch = collate(examples, [rows[i] for i in idx], cfg.seq_len, tokenizer.pad_token_id)
+        batch = Batch(batch.input_ids.to(device), batch.labels.to(device), batch.position_ids.to(device),
+                      batch.tokens)
+        lr = lr_at(step, cfg, time.perf_counter() - t0)
+        for group in opt.param_groups:
+            group["lr"] = lr
+        loss = token_loss(model, batch)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        grad_norm = float(torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip))
+        opt.step()
+        step += 1
+        seen_tokens += batch.tokens
+        loss_val = loss.item()
+        elapsed = time.perf_counter() - t0
+        if on_metrics is not None and (step % max(cfg.log_every, 1) == 0 or step == cfg.max_steps):
+            on_metrics({"step": step, "loss": loss_val, "lr": lr, "grad_norm": grad_norm, "tokens": seen_tokens,
+                        "tokens_per_s": seen_tokens / max(elapsed, 1e-9), "elapsed_s": elapsed, "epoch": epoch})
+        if cfg.save_every and step % cfg.save_every == 0:
+            checkpoint()
+        if (cfg.max_minutes and elapsed > cfg.max_minutes * 60) or (should_stop is not None and should_stop()):
+            break
+    path = checkpoint()
+    model.eval()
+    return SFTResult(model, tokenizer, step, loss_val, time.perf_counter() - t0, seen_tokens, path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m ml.sft", description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--minutes", type=float, default=5.0)
+    ap.add_argument("--max-steps", type=int, default=SFTConfig.max_steps)
+    ap.add_argument("--seeds", type=int, default=8, help="instances per template (x4 styles)")
+    ap.add_argument("--device", default="cpu")
+    args = ap.parse_args(argv)
+    cfg = SFTConfig(out_dir=args.out, max_minutes=args.minutes, max_steps=args.max_steps)
+    eps = reference_episodes(training_tasks(range(100, 100 + args.seeds)))
+    res = train_sft(eps, cfg, device=args.device, on_metrics=lambda m: print(
+        " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in m.items()), flush=True))
+    print(f"steps={res.step} loss={res.loss:.4f} seconds={res.seconds:.1f} checkpoint={res.checkpoint}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

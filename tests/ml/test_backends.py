@@ -1,0 +1,98 @@
+"""Planner backends: batched KV-cache generation equals per-episode generation; OpenAI endpoints parse alike."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import pytest
+
+from devices.virtual.registry import catalog
+from harness.context import Context
+from harness.contract import ToolCall
+from harness.episode import EpisodeRunner
+from harness.planner import Planner
+from ml.backends import OpenAIPlanner, TransformersPlanner, turn_from_completion
+from ml.model import build_model
+
+
+def _contexts(n: int) -> list[Context]:
+    cat = catalog()
+    tids = sorted(cat.templates)[:n]
+    return [EpisodeRunner(cat.templates[t].instantiate(1)).start().context() for t in tids]
+
+
+def test_batched_greedy_equals_sequential(tokenizer, tiny_model_config):
+    model = build_model(tiny_model_config, tokenizer)
+    planner = TransformersPlanner(model, tokenizer, max_batch=8)
+    planner.fmt.max_new_tokens = 12
+    assert isinstance(planner, Planner)
+    ctxs = _contexts(5)
+    batched = planner.generate(ctxs)
+    single = [planner.generate([c])[0] for c in ctxs]
+    assert [t.raw for t in batched] == [t.raw for t in single]
+    assert all(0 < t.output_tokens <= 12 for t in batched)
+
+
+def test_turn_counts_model_tokens(tokenizer, tiny_model_config):
+    planner = TransformersPlanner(build_model(tiny_model_config, tokenizer), tokenizer)
+    text = ('<think>\nTurn it on.\n</think>\n\n<tool_call>\n{"name": "set_wifi", "arguments": {"enabled": true}}\n'
+            "</tool_call>")
+    ids = tokenizer.encode(text, add_special_tokens=False) + [planner.eos_id]
+    turn = planner.turn(ids)
+    assert turn.tool_calls[0].name == "set_wifi" and turn.tool_calls[0].arguments == {"enabled": True}
+    assert turn.output_tokens == len(ids)
+    assert turn.reasoning_tokens == len(tokenizer.encode("\nTurn it on.\n", add_special_tokens=False))
+
+
+class _Fake(BaseHTTPRequestHandler):
+    replies: list[dict] = []
+    bodies: list[dict] = []
+
+    def do_POST(self):  # noqa: N802 - http.server's API
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        _Fake.bodies.append({"auth": self.headers.get("Authorization"), **body})
+        data = json.dumps(_Fake.replies.pop(0)).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *a):
+        pass
+
+
+@pytest.fixture
+def endpoint():
+    server = HTTPServer(("127.0.0.1", 0), _Fake)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}/v1"
+    server.shutdown()
+
+
+def test_openai_planner_reads_structured_and_raw_tool_calls(endpoint):
+    call = ToolCall("x1", "set_wifi", {"enabled": True}).to_openai()
+    _Fake.replies = [
+        {"choices": [{"message": {"content": "", "reasoning_content": "Wi-Fi first.", "tool_calls": [call]}}],
+         "usage": {"completion_tokens": 17, "completion_tokens_details": {"reasoning_tokens": 4}}},
+        {"choices": [{"message": {
+            "content": '<tool_call>\n{"name": "get_wifi_status", "arguments": {}}\n</tool_call>'}}],
+         "usage": {"completion_tokens": 9}},
+    ]
+    _Fake.bodies = []
+    planner = OpenAIPlanner(endpoint, "tiny", api_key="k", concurrency=1)
+    turns = planner.generate(_contexts(2))
+    assert turns[0].tool_calls[0].name == "set_wifi" and turns[0].reasoning == "Wi-Fi first."
+    assert (turns[0].output_tokens, turns[0].reasoning_tokens) == (17, 4)
+    assert turns[1].tool_calls[0].name == "get_wifi_status" and turns[1].output_tokens == 9
+    assert _Fake.bodies[0]["auth"] == "Bearer k" and _Fake.bodies[0]["model"] == "tiny"
+    assert _Fake.bodies[0]["messages"][0]["role"] == "system" and _Fake.bodies[0]["tools"]
+
+
+def test_endpoint_failure_is_a_failed_turn_not_a_crash():
+    planner = OpenAIPlanner("http://127.0.0.1:9/v1", "m", timeout_s=2)
+    turn = planner.generate(_contexts(1))[0]
+    assert turn.parse_errors and "endpoint error" in turn.parse_errors[0]
+    assert turn_from_completion({"choices": []}).tool_calls == []

@@ -1,0 +1,214 @@
+"""CARE against hand-computed numbers, its invariants, the loss, and one RL step that raises success."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+import torch
+
+from ml.care import (
+    CompetenceTracker,
+    EfficiencyGuard,
+    LLMController,
+    Rollout,
+    care_group,
+    pick_schedule,
+    policy_loss,
+)
+from ml.care_config import CAREConfig, Schedule
+from ml.chat import ChatFormat, Encoded
+
+CFG = CAREConfig()
+GRPO = CAREConfig(care=False)
+
+
+def approx(xs):
+    return pytest.approx(xs, abs=1e-6)
+
+
+def test_all_fail_uses_progress_and_all_fail_without_progress_is_dropped():
+    g = [Rollout(False, 0.0), Rollout(False, 0.5), Rollout(False, 0.5), Rollout(False, 0.25)]
+    r = care_group(g, CFG)
+    assert r.schedule == "progress" and r.competence == 0.0
+    assert r.rewards == approx([0.0, 0.25, 0.25, 0.125])
+    std = math.sqrt(0.0107421875)  # by hand: deviations -0.15625, 0.09375, 0.09375, -0.03125
+    assert r.normaliser == pytest.approx(std)
+    assert r.advantages == approx([-0.15625 / std, 0.09375 / std, 0.09375 / std, -0.03125 / std])
+    flat = care_group([Rollout(False, 0.0)] * 4, CFG)
+    assert flat.dropped and flat.advantages == [0.0] * 4
+    assert care_group(g, GRPO).dropped  # binary reward: no signal
+
+
+def test_all_success_penalises_excess_cost_gently():
+    g = [Rollout(True, 1, 100, 20, 2), Rollout(True, 1, 150, 20, 3), Rollout(True, 1, 100, 40, 2)]
+    r = care_group(g, CFG, history=0.8)
+    assert r.competence == pytest.approx(0.9) and r.schedule == "efficient"
+    # e = 0.3·x_o + 0.2·x_r + 0.5·x_c: B = 0.3·0.5 + 0.5·0.5; C = 0.2·(20/20)
+    assert r.penalties == approx([0.0, 0.4, 0.2])
+    assert r.efficiency_weight == pytest.approx(0.36)  # min(0.4·0.9, 0.5·1)
+    assert r.rewards == approx([1.0, 0.856, 0.928])
+    assert r.normaliser == pytest.approx(0.55)  # the floor 0.05 + 0.5·1 beats std 0.0588
+    assert r.advantages == approx([0.072 / 0.55, -0.072 / 0.55, 0.0])
+    assert care_group(g, GRPO).dropped
+
+
+def test_one_success():
+    g = [Rollout(True, 1.0), Rollout(False, 0.5), Rollout(False, 0.0), Rollout(False, 0.0)]
+    r = care_group(g, CFG)
+    assert r.schedule == "progress" and r.rewards == approx([1.5, 0.25, 0.0, 0.0])
+    std = math.sqrt(0.38671875)
+    assert r.advantages == approx([1.0625 / std, -0.1875 / std, -0.4375 / std, -0.4375 / std])
+    b = care_group(g, GRPO)
+    assert b.rewards == [1.0, 0.0, 0.0, 0.0]
+    sd = math.sqrt(0.1875) + GRPO.eps
+    assert b.advantages == approx([0.75 / sd] + [-0.25 / sd] * 3)
+
+
+def test_ties_carry_no_signal_and_are_dropped():
+    g = [Rollout(True, 1, 50, 10, 2)] * 4
+    for cfg in (CFG, GRPO):
+        r = care_group(g, cfg, history=1.0)
+        assert r.dropped and r.advantages == [0.0] * 4
+    kept = care_group(g, CAREConfig(drop_no_signal=False), history=1.0)
+    assert not kept.dropped and kept.advantages == [0.0] * 4
+
+
+def test_cost_floors_bound_the_relative_excess():
+    g = [Rollout(True, 1, 10, 0, 1), Rollout(True, 1, 20, 4, 1)]
+    r = care_group(g, CFG, history=1.0)
+    # x_o = 10 / max(10, 32), x_r = 4 / max(0, 16): without floors these would be 1.0 and infinite.
+    assert r.penalties == approx([0.0, 0.3 * 10 / 32 + 0.2 * 4 / 16])
+    assert r.efficiency_weight == pytest.approx(0.4)
+    assert r.rewards == approx([1.0, 1.0 - 0.4 * 0.14375])
+    assert r.advantages == approx([0.02875 / 0.55, -0.02875 / 0.55])
+
+
+def test_no_failure_ever_outscores_a_success():
+    greedy = CAREConfig(schedules=(Schedule("x", 0.0, 1.0, 0.9, 50.0),), efficiency_cap=0.99)
+    rng = random.Random(0)
+    for _ in range(500):
+        g = [Rollout(rng.random() < 0.6, rng.random(), rng.randint(1, 500), rng.randint(0, 200), rng.randint(0, 9))
+             for _ in range(rng.randint(2, 8))]
+        for cfg in (CFG, greedy):
+            r = care_group(g, cfg, history=rng.random(), efficiency_scale=rng.choice([1.0, 0.5]))
+            wins = [x for x, ro in zip(r.rewards, g, strict=True) if ro.success]
+            fails = [x for x, ro in zip(r.rewards, g, strict=True) if not ro.success]
+            if wins and fails:
+                assert min(wins) > max(fails)
+                if not r.dropped:
+                    assert min(a for a, ro in zip(r.advantages, g, strict=True) if ro.success) > max(
+                        a for a, ro in zip(r.advantages, g, strict=True) if not ro.success)
+
+
+def test_competence_history_schedules_and_guard():
+    assert [pick_schedule(k, CFG.schedules).name for k in (0.0, 0.29, 0.3, 0.69, 0.7, 1.0)] == [
+        "progress", "progress", "balanced", "balanced", "efficient", "efficient"]
+    tr = CompetenceTracker("template")
+    task = {"template": "t.a", "id": "t.a#1"}
+    g = [Rollout(True, 1)] * 3 + [Rollout(False, 0)]
+    r = care_group(g, CFG, history=tr.get(task))
+    assert r.competence == 0.75
+    tr.update(task, r.competence)
+    assert care_group(g[:1] + g[3:], CFG, history=tr.get({"template": "t.a", "id": "t.a#2"})).competence == 0.625
+    guard = EfficiencyGuard(baseline=80.0, drop_points=1.0)
+    assert [guard.observe(x) for x in (79.5, 78.9, 70.0, 85.0)] == [1.0, 0.5, 0.25, 0.25]
+    halved = care_group([Rollout(True, 1, 100, 0, 2), Rollout(True, 1, 100, 0, 3)], CFG, history=1.0,
+                        efficiency_scale=0.5)
+    assert halved.efficiency_weight == pytest.approx(0.2)
+
+
+def test_llm_controller_falls_back_to_the_rule():
+    class Stub:
+        model = "m"
+
+        def __init__(self, answer):
+            self.answer = answer
+
+        def post(self, body):
+            return {"choices": [{"message": {"content": self.answer}}]}
+
+    cfg = CAREConfig(controller="llm", controller_url="http://x", controller_model="m")
+    assert LLMController(cfg, Stub("Use efficient.")).choose(0.1, {}).name == "efficient"
+    assert LLMController(cfg, Stub("no idea")).choose(0.1, {}).name == "progress"
+
+
+def test_policy_loss_clip_higher_and_kl():
+    mask = torch.ones(2, 3)
+    adv = torch.tensor([[1.0] * 3, [-1.0] * 3])
+    logp = torch.zeros(2, 3)
+    loss, info = policy_loss(logp, logp, adv, mask, eps_low=0.2, eps_high=0.28, ref_logp=logp, kl_coef=0.1)
+    assert float(loss) == pytest.approx(0.0) and info["kl"] == pytest.approx(0.0)
+    old = torch.stack([torch.full((3,), -math.log(1.5)), torch.full((3,), math.log(2.0))])
+    loss, info = policy_loss(logp, old, adv, mask, eps_low=0.2, eps_high=0.28)
+    # ratio 1.5 on A=+1 clips at 1.28; ratio 0.5 on A=-1: min(-0.5, -0.8) = -0.8.
+    assert float(loss) == pytest.approx((-1.28 + 0.8) / 2) and info["clip_frac"] == 1.0
+    half = torch.tensor([[1.0, 1.0, 0.0], [0.0, 0.0, 0.0]])
+    loss, _ = policy_loss(logp, logp, adv, half, eps_low=0.2, eps_high=0.28)
+    assert float(loss) == pytest.approx(-1.0)
+
+
+def test_one_care_step_raises_the_success_probability(tokenizer, tiny_model_config):
+    from ml.care_trainer import token_logprobs
+    from ml.model import build_model
+
+    model = build_model(tiny_model_config, tokenizer)
+    prompt = tokenizer.encode("<|im_start|>user\nTurn Wi-Fi on.<|im_end|>\n<|im_start|>assistant\n",
+                              add_special_tokens=False)
+    good = tokenizer.encode('<tool_call>\n{"name": "set_wifi", "arguments": {"enabled": true}}\n</tool_call><|im_end|>',
+                            add_special_tokens=False)
+    bad = tokenizer.encode("Done.<|im_end|>", add_special_tokens=False)
+
+    def ex(done):
+        return Encoded(prompt + done, [0] * len(prompt) + [1] * len(done))
+
+    def success_logp():
+        with torch.no_grad():
+            lp, m = token_logprobs(model, [ex(good)], tokenizer.pad_token_id, "cpu")
+        return float((lp * m).sum())
+
+    # The group as sampled: one success, three failures (as in an early, low-competence group).
+    group = [Rollout(True, 1.0, len(good), 0, 1)] + [Rollout(False, 0.0, len(bad), 0, 0)] * 3
+    res = care_group(group, CFG)
+    exs = [ex(good)] + [ex(bad)] * 3
+    before = success_logp()
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    logp, mask = token_logprobs(model, exs, tokenizer.pad_token_id, "cpu")
+    adv = torch.tensor(res.advantages)[:, None].expand_as(logp)
+    loss, _ = policy_loss(logp, logp.detach(), adv, mask, eps_low=0.2, eps_high=0.28)
+    loss.backward()
+    opt.step()
+    assert success_logp() > before + 0.1
+
+
+def test_care_trainer_iteration_records_environment_and_resumes(tokenizer, tiny_model_config, tmp_path):
+    from devices.virtual.registry import catalog
+    from ml.care_trainer import CARETrainer
+    from ml.model import build_model, save_checkpoint
+
+    init = save_checkpoint(build_model(tiny_model_config, tokenizer), tokenizer, tmp_path / "sft")
+    task = catalog().templates["connectivity.start_cast"].instantiate(5)
+    cfg = CAREConfig(iterations=1, tasks_per_iter=1, group_size=2, out_dir=str(tmp_path / "rl"), save_every=1,
+                     chat=ChatFormat(max_new_tokens=8))
+    seen = []
+    res = CARETrainer(cfg, init_from=init, tasks=[task], on_metrics=seen.append).train()
+    assert res.iterations == 1 and seen[0]["environments"] == {"virtual": 2}
+    assert {"success", "reward", "output_tokens", "tool_calls", "competence_hist", "schedules"} <= set(seen[0])
+    again = CARETrainer(CAREConfig(**{**cfg.to_dict(), "iterations": 2}), init_from=init, tasks=[task])
+    assert again.iteration == 1 and again.tracker.values == {"connectivity.start_cast": 0.0}
+    assert again.train().iterations == 2
+
+
+def test_invalid_care_config_names_every_bad_field():
+    with pytest.raises(ValueError) as err:
+        CAREConfig(group_size=1, efficiency_cap=1.0, eps_low=0, w_tool_calls=0.9, temperature=0, controller="x")
+    assert set(err.value.field_errors) >= {"group_size", "efficiency_cap", "eps_low", "w_output_tokens",
+                                           "temperature", "controller"}
+    with pytest.raises(ValueError) as err:
+        CAREConfig(schedules=(Schedule("a", 0.2, 1, 0, 0),))
+    assert "schedules" in err.value.field_errors
+    with pytest.raises(ValueError) as err:
+        CAREConfig.from_dict({"clip": 0.2})
+    assert "clip" in err.value.field_errors
+    assert CAREConfig.grpo().care is False

@@ -1,0 +1,130 @@
+"""SFT cold start: erroneous turns get no loss (gradient check), resume is exact, it overfits and then solves."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from devices.virtual.registry import catalog
+from harness.episode import run_episode, run_episodes
+from harness.reference import ReferenceStyle
+from ml.backends import TransformersPlanner
+from ml.model import build_model
+from ml.sft import (
+    Batch,
+    collate,
+    encode_episode,
+    erroneous_steps,
+    reference_episodes,
+    step_messages,
+    token_loss,
+    train_sft,
+)
+from ml.sft_config import SFTConfig
+
+
+@pytest.fixture(scope="module")
+def mistake_episode():
+    task = catalog().templates["connectivity.start_cast"].instantiate(2)
+    return reference_episodes([task], [ReferenceStyle(mistake=True)])[0]
+
+
+def test_the_corrected_mistake_is_erroneous_and_the_recovery_is_kept(mistake_episode):
+    ep = mistake_episode
+    bad = erroneous_steps(ep)
+    failed = [i for i, s in enumerate(ep.steps) if any(not c.result.success for c in s.calls)]
+    assert bad == set(failed) and len(bad) == 1
+    i = next(iter(bad))
+    assert all(c.result.success for c in ep.steps[i + 1].calls)  # the recovery follows, unmasked
+    d = ep.to_dict()
+    d["steps"][0]["metadata"] = {"erroneous": True}
+    assert erroneous_steps(d) == bad | {0}
+    assert erroneous_steps(ep, SFTConfig(mask_codes=(503,), mask_uncorrected=False)) == set()
+
+
+def test_masked_turns_receive_no_gradient(tokenizer, tiny_model_config, mistake_episode):
+    cfg = SFTConfig(model=tiny_model_config, seq_len=1024)
+    enc = encode_episode(mistake_episode, tokenizer, cfg)
+    bad_msg = step_messages(mistake_episode)[next(iter(erroneous_steps(mistake_episode)))]
+    span = next(s for s in enc.turns if s.message == bad_msg)
+    kept = [s for s in enc.turns if s.message != bad_msg]
+    assert sum(enc.mask[span.start:span.end]) == 0 and all(sum(enc.mask[s.start:s.end]) for s in kept)
+    model = build_model(tiny_model_config, tokenizer)
+    batch = collate([enc], [[0]], cfg.seq_len, tokenizer.pad_token_id)
+
+    def grads(labels):
+        model.zero_grad()
+        logits = model(input_ids=batch.input_ids, position_ids=batch.position_ids, use_cache=False).logits
+        logits.retain_grad()
+        torch.nn.functional.cross_entropy(logits.flatten(0, 1), labels.flatten(), ignore_index=-100).backward()
+        return logits.grad[0], [p.grad.clone() for p in model.parameters()]
+
+    g_logits, g_params = grads(batch.labels)
+    # labels[t] predicts token t+1: the erroneous turn's tokens are predicted at positions start-1 .. end-2.
+    assert g_logits[span.start - 1:span.end - 1].abs().sum() == 0
+    assert all(g_logits[s.start - 1:s.end - 1].abs().sum() > 0 for s in kept)
+    # Perturbing the erroneous turn's target tokens changes no gradient.
+    ids = batch.input_ids.clone()
+    ids[0, span.start:span.end] = (ids[0, span.start:span.end] + 7) % len(tokenizer)
+    labels = batch.labels.clone()
+    labels[0, span.start - 1:span.end - 1] = torch.where(labels[0, span.start - 1:span.end - 1] == -100, -100,
+                                                        ids[0, span.start:span.end])
+    _, g2 = grads(labels)
+    assert all(torch.equal(a, b) for a, b in zip(g_params, g2, strict=True))
+
+    # The same through the trainer's own loss (which projects only labelled positions).
+    def loss_grads(labels):
+        model.zero_grad()
+        token_loss(model, Batch(batch.input_ids, labels, batch.position_ids, batch.tokens)).backward()
+        return [p.grad.clone() for p in model.parameters()]
+
+    assert all(torch.equal(a, b) for a, b in zip(loss_grads(batch.labels), loss_grads(labels), strict=True))
+
+
+def test_resume_continues_exactly(tokenizer, tiny_model_config, tmp_path, mistake_episode):
+    eps = [mistake_episode] * 3
+    base = dict(model=tiny_model_config, seq_len=1024, batch_rows=1, max_steps=6, warmup_steps=2, save_every=3)
+    straight = train_sft(eps, SFTConfig(**base), tokenizer=tokenizer)
+    cfg = SFTConfig(**base, out_dir=str(tmp_path / "run"))
+    calls = {"n": 0}
+
+    def stop_after_three():
+        calls["n"] += 1
+        return calls["n"] == 3  # a "crash" right after the step-3 checkpoint
+
+    first = train_sft(eps, cfg, tokenizer=tokenizer, should_stop=stop_after_three)
+    assert first.step == 3
+    resumed = train_sft(eps, cfg, tokenizer=tokenizer)
+    assert resumed.step == 6
+    for a, b in zip(straight.model.parameters(), resumed.model.parameters(), strict=True):
+        assert torch.allclose(a, b, atol=1e-6)
+
+
+def test_sft_overfits_twenty_episodes_then_solves_them(tokenizer, tiny_model_config):
+    cat = catalog()
+    # Two of the shortest templates (~210 tokens an episode) keep this at ~45 CPU-seconds.
+    tasks = [cat.templates[t].instantiate(s) for t in ("connectivity.start_cast", "power.battery_saver_mode_conflict")
+             for s in range(10)]
+    eps = reference_episodes(tasks, [ReferenceStyle()])
+    assert len(eps) == 20 and all(e.verdict.success for e in eps)
+    cfg = SFTConfig(model=tiny_model_config, seq_len=1024, batch_rows=16, max_steps=100, lr=1e-2, min_lr=1e-3,
+                    warmup_steps=5)
+    losses = []
+    res = train_sft(eps, cfg, tokenizer=tokenizer, on_metrics=lambda m: losses.append(m["loss"]))
+    assert res.loss < 0.05, losses
+    planner = TransformersPlanner(res.model, tokenizer)
+    solved = run_episodes(tasks, planner)
+    assert sum(e.verdict.success for e in solved) >= 17
+    assert run_episode(tasks[0], planner).verdict.success == solved[0].verdict.success
+
+
+def test_invalid_sft_config_names_every_bad_field():
+    with pytest.raises(ValueError) as err:
+        SFTConfig(lr=0, batch_rows=0, grad_clip=-1, mask_codes=(7,))
+    assert set(err.value.field_errors) >= {"lr", "batch_rows", "grad_clip", "mask_codes"}
+    with pytest.raises(ValueError) as err:
+        SFTConfig(seq_len=100)
+    assert "seq_len" in err.value.field_errors
+    with pytest.raises(ValueError) as err:
+        SFTConfig.from_dict({"learning_rate": 1e-3})
+    assert "learning_rate" in err.value.field_errors
