@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from console import views, views_review
+from console import views, views_review, views_training
 
 app_name = "console"
 
@@ -30,4 +30,10 @@ urlpatterns = [
     path("datasets/", views_review.dataset_list, name="datasets"),
     path("datasets/<str:dataset_id>/", views_review.dataset_detail, name="dataset-detail"),
     path("datasets/<str:dataset_id>/files/<path:name>", views_review.dataset_file, name="dataset-file"),
+    # Training (console/views_training.py).
+    path("training/", views_training.training_index, name="training"),
+    path("training/start/", views_training.training_start_view, name="training-start"),
+    path("training/compare.md", views_training.training_compare_markdown, name="training-compare-md"),
+    path("training/compare.csv", views_training.training_compare_csv, name="training-compare-csv"),
+    path("training/runs/<uuid:job_id>/metrics/", views_training.training_run_metrics, name="training-run-metrics"),
 ]

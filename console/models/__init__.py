@@ -20,10 +20,13 @@ from console.models.data import (
     TrajectoryStatus,
     TrajectoryStep,
 )
+from console.models.training import Checkpoint, CheckpointKind
 
 __all__ = [
     "TERMINAL_STATUSES",
     "AppendOnlyError",
+    "Checkpoint",
+    "CheckpointKind",
     "DatasetVersion",
     "Decision",
     "Gate",

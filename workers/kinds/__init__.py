@@ -18,6 +18,7 @@ KIND_MODULES = (
     "workers.kinds.demo",
     "workers.kinds.flywheel",
     "workers.kinds.maintenance",
+    "workers.kinds.training",
 )
 
 RunFunction = Callable[[Any, Any], dict]

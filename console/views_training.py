@@ -1,0 +1,113 @@
+"""Training pages: the checkpoint registry with lineage, run forms (managers), live curves, comparison."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from console import job_kinds
+from console.job_config import ConfigError
+from console.models import Job
+from console.selectors.lookup import get_or_404
+from console.selectors.training import (
+    COMPARE_COLUMNS,
+    TRAIN_KINDS,
+    checkpoint_list,
+    compare_csv,
+    compare_markdown,
+    compare_rows,
+    run_jobs,
+    run_metrics,
+)
+from console.services.training import TRAINING_KINDS, training_start
+
+
+def _forms(values: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    forms = []
+    for run, kind in TRAINING_KINDS.items():
+        spec = job_kinds.get(kind)
+        config = (values or {}).get(run) or json.dumps(spec.defaults(), indent=2)
+        forms.append({"run": run, "kind": kind, "title": spec.title, "config": config, "help": spec.field_help()})
+    return forms
+
+
+def _page(request: HttpRequest, *, errors: dict[str, list[str]] | None = None, run: str = "",
+          values: dict[str, str] | None = None, status: int = 200) -> HttpResponse:
+    context = {
+        "checkpoints": checkpoint_list(),
+        "runs": run_jobs(),
+        "columns": COMPARE_COLUMNS,
+        "rows": compare_rows(),
+        "forms": _forms(values) if request.user.can_run_jobs else [],
+        "errors": errors or {},
+        "error_run": run,
+        "error_known": run in TRAINING_KINDS,
+    }
+    return render(request, "console/training/index.html", context, status=status)
+
+
+@require_GET
+@login_required
+def training_index(request: HttpRequest) -> HttpResponse:
+    return _page(request)
+
+
+@require_POST
+@login_required
+def training_start_view(request: HttpRequest) -> HttpResponse:
+    """Start a run: ``run`` (sft | care | evaluate) and ``config`` (JSON). 400 with field errors."""
+    if not request.user.can_run_jobs:
+        raise PermissionDenied("Only managers can start training and evaluation runs.")
+    run = request.POST.get("run", "")
+    raw = request.POST.get("config", "").strip() or "{}"
+    values = {run: raw}
+    try:
+        config = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        return _page(request, errors={"config": [f"is not valid JSON: {exc.msg}."]}, run=run, values=values,
+                     status=400)
+    try:
+        job = training_start(run=run, config=config, user=request.user)
+    except ConfigError as exc:
+        return _page(request, errors=exc.errors, run=run, values=values, status=400)
+    except ValueError as exc:
+        return _page(request, errors={"run": [str(exc)]}, run=run, values=values, status=400)
+    messages.success(request, f"Started {job.kind}.")
+    return redirect("console:training")
+
+
+def _download(body: str, content_type: str, filename: str) -> HttpResponse:
+    response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@require_GET
+@login_required
+def training_compare_markdown(request: HttpRequest) -> HttpResponse:
+    return _download(compare_markdown(compare_rows()), "text/markdown", "comparison.md")
+
+
+@require_GET
+@login_required
+def training_compare_csv(request: HttpRequest) -> HttpResponse:
+    return _download(compare_csv(compare_rows()), "text/csv", "comparison.csv")
+
+
+@require_GET
+@login_required
+def training_run_metrics(request: HttpRequest, job_id: str) -> JsonResponse:
+    """A training run's status and metrics points (the live curve polls this)."""
+    job = get_or_404(Job.objects.filter(kind__in=TRAIN_KINDS), job_id, "training run")
+    points = run_metrics(job=job)
+    return JsonResponse({"job": str(job.id), "kind": job.kind, "status": job.status, "progress": job.progress,
+                         "message": job.message, "terminal": job.is_terminal,
+                         "points": [{"step": p.get("step", p.get("iteration")), "loss": p.get("loss"),
+                                     "attempt": p.get("attempt")} for p in points]})
