@@ -19,6 +19,7 @@ import json
 import os
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -26,6 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from ml.care_config import CAREConfig  # noqa: E402
 from ml.care_trainer import train_care  # noqa: E402
 from ml.evaluate import EvalConfig, evaluate_checkpoint, evaluate_reference, markdown_table  # noqa: E402
+from ml.model import ModelConfig  # noqa: E402
 from ml.sft import reference_episodes, train_sft, training_tasks  # noqa: E402
 from ml.sft_config import SFTConfig  # noqa: E402
 from ml.tokenizer import TokenizerConfig, build_tokenizer  # noqa: E402
@@ -40,13 +42,17 @@ def main() -> int:
     ap.add_argument("--rl-iterations", type=int, default=1000, help="iteration cap of GRPO and of CARE (each)")
     ap.add_argument("--minutes", type=float, default=0.0,
                     help="total training budget; if set, split 50% SFT / 25% GRPO / 25% CARE")
-    ap.add_argument("--sft-seeds", type=int, default=6, help="instances per template in the SFT data")
-    ap.add_argument("--rotate-styles", action="store_true",
-                    help="one reference style per instance (round robin) instead of all four per instance")
+    ap.add_argument("--sft-seeds", type=int, default=24, help="instances per template in the SFT data")
+    ap.add_argument("--all-styles", action="store_true",
+                    help="play every instance in all four reference styles instead of one style per instance")
+    ap.add_argument("--style-weights", default="0.55,0.1,0.2,0.15",
+                    help="shares of the concise, verbose, redundant-checks and mistake styles (one per instance)")
+    ap.add_argument("--model", default="{}", help="ModelConfig overrides as JSON (default: the CPU default)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--sft-batch-rows", type=int, default=3)
     ap.add_argument("--rl-lr", type=float, default=2e-4)
     ap.add_argument("--rl-tasks", type=int, default=4, help="tasks per RL iteration (x group size 4)")
+    ap.add_argument("--sft-checkpoint", default="", help="reuse this SFT checkpoint instead of training one")
     ap.add_argument("--out", default="var/bench/train_loop")
     args = ap.parse_args()
     if args.minutes:
@@ -60,18 +66,34 @@ def main() -> int:
     ecfg = EvalConfig(seeds=tuple(range(args.seeds)), per_category=args.per_category)
 
     t0 = time.perf_counter()
-    tok = build_tokenizer(TokenizerConfig())
-    eps = reference_episodes(training_tasks(range(100, 100 + args.sft_seeds)), rotate=args.rotate_styles)
-    print(f"data episodes={len(eps)} tokenizer_vocab={len(tok)} prep_s={time.perf_counter() - t0:.1f}", flush=True)
-    # Small batches: on two shared cores the budget buys few steps, and more, noisier steps learn faster here.
-    scfg = SFTConfig(out_dir=str(out / "sft"), max_minutes=args.sft_minutes, max_steps=100_000, save_every=200,
-                     log_every=50, batch_rows=args.sft_batch_rows)
-    # max_steps is effectively unbounded: the cosine schedule runs on the wall-clock budget.
-    res = train_sft(eps, scfg, tokenizer=tok, resume=False, on_metrics=lambda m: print(
-        f"sft step={m['step']} loss={m['loss']:.4f} tokens_per_s={m['tokens_per_s']:.0f}", flush=True))
-    sft_path = str(res.checkpoint)
-    times = {"sft": res.seconds}
-    print(f"sft_done steps={res.step} loss={res.loss:.4f} wall_s={res.seconds:.1f}", flush=True)
+    if args.sft_checkpoint:
+        import shutil
+
+        from ml.model import read_card
+
+        shutil.copytree(args.sft_checkpoint, out / "sft" / "last", dirs_exist_ok=True)
+        sft_path = str(out / "sft" / "last")
+        card = read_card(sft_path)
+        times = {"sft": float(card.get("seconds", 0.0))}
+        print(f"sft_reused checkpoint={args.sft_checkpoint} step={card.get('step')}", flush=True)
+    else:
+        tok = build_tokenizer(TokenizerConfig())
+        weights = None if args.all_styles else [float(w) for w in args.style_weights.split(",")]
+        eps = reference_episodes(training_tasks(range(100, 100 + args.sft_seeds)), rotate=not args.all_styles,
+                                 weights=weights)
+        styles = Counter(e.planner for e in eps)
+        print(f"data episodes={len(eps)} styles={dict(styles)} tokenizer_vocab={len(tok)} "
+              f"prep_s={time.perf_counter() - t0:.1f}", flush=True)
+        # Small batches: on two shared cores the budget buys few steps, and more, noisier steps learn faster.
+        scfg = SFTConfig(out_dir=str(out / "sft"), max_minutes=args.sft_minutes, max_steps=100_000, save_every=200,
+                         log_every=50, batch_rows=args.sft_batch_rows,
+                         model=ModelConfig.from_dict(json.loads(args.model)))
+        # max_steps is effectively unbounded: the cosine schedule runs on the wall-clock budget.
+        res = train_sft(eps, scfg, tokenizer=tok, resume=False, on_metrics=lambda m: print(
+            f"sft step={m['step']} loss={m['loss']:.4f} tokens_per_s={m['tokens_per_s']:.0f}", flush=True))
+        sft_path = str(res.checkpoint)
+        times = {"sft": res.seconds}
+        print(f"sft_done steps={res.step} loss={res.loss:.4f} wall_s={res.seconds:.1f}", flush=True)
 
     for mode in ("grpo", "care"):
         cfg = CAREConfig(care=mode == "care", out_dir=str(out / mode), max_minutes=args.rl_minutes,

@@ -174,10 +174,11 @@ class CompetenceTracker:
     def update(self, task: dict[str, Any], competence: float) -> None:
         self.values[self.task_key(task)] = competence
 
-    def histogram(self, bins: int = 5) -> list[int]:
+    def histogram(self, bins: int = 10) -> list[int]:
+        """How many tracked tasks have κ in [0, 1/bins), [1/bins, 2/bins), ..., [1 - 1/bins, 1] (κ = 1 in the last)."""
         out = [0] * bins
         for v in self.values.values():
-            out[min(bins - 1, int(v * bins))] += 1
+            out[max(0, min(bins - 1, int(v * bins)))] += 1
         return out
 
     def state(self) -> dict[str, float]:

@@ -273,7 +273,7 @@ class CARETrainer:
             "groups_kept": len(kept),
             "groups_dropped": len(scored) - len(kept),
             "schedules": dict(Counter(r.schedule for r in scored)),
-            "competence_hist": self.tracker.histogram(),
+            "competence_hist": self.tracker.histogram(),  # tracked tasks per tenth of κ: [0, .1), ..., [.9, 1]
             "efficiency_scale": self.guard.scale,
             "environments": dict(Counter(e.environment for e in eps_all)),
             "updates": n_updates,

@@ -7,6 +7,8 @@ when it samples, so mean ± std reflects both task and sampling variation. Score
 ``mean_output_tokens`` is on the harness's shared scale (``harness.parse.estimate_tokens`` of the
 turn text, so a scripted planner and a model compare fairly); ``mean_model_tokens`` is the
 model's own token count; cost per 1,000 tasks = mean_model_tokens × 1,000 × price per token.
+Episodes run under a ``harness.version.HarnessVersion`` (the default one unless given); the report
+records its id, so evaluations of one planner under different harnesses stay apart.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 from devices.virtual.tasks import CATEGORIES
 from harness.contract import Episode
 from harness.parse import estimate_tokens, render_turn
+from harness.version import HarnessVersion
 from ml.chat import raise_field_errors
 
 METRICS = ("overall", *CATEGORIES)
@@ -59,9 +62,10 @@ class EvalReport:
     std: dict[str, float]
     wall_s: float
     config: dict[str, Any] = field(default_factory=dict)
+    harness: str = ""  # the HarnessVersion id the episodes ran under
 
     def line(self) -> str:
-        parts = [f"planner={self.planner}"]
+        parts = [f"planner={self.planner}", f"harness={self.harness}"]
         parts += [f"{k}={self.mean[k]:.2f}±{self.std[k]:.2f}" for k in METRICS]
         parts += [f"mean_output_tokens={self.mean['mean_output_tokens']:.1f}",
                   f"mean_tool_calls={self.mean['mean_tool_calls']:.2f}",
@@ -102,39 +106,44 @@ def score_seed(episodes: list[Episode], cfg: EvalConfig) -> dict[str, float]:
     return s
 
 
-def evaluate(make_planner: Callable[[int], Any], cfg: EvalConfig | None = None) -> EvalReport:
-    """Run ``make_planner(seed)`` on each seed's held-out slice; mean and (population) std over seeds."""
+def evaluate(make_planner: Callable[[int], Any], cfg: EvalConfig | None = None, *,
+             harness: HarnessVersion | None = None) -> EvalReport:
+    """Run ``make_planner(seed)`` on each seed's held-out slice under ``harness`` (default: the default
+    HarnessVersion); mean and (population) std over seeds."""
     from harness.episode import run_episodes
 
     cfg = cfg or EvalConfig()
+    harness = harness or HarnessVersion.default()
     t0 = time.perf_counter()
     per_seed = []
     name = ""
     for k, seed in enumerate(cfg.seeds):
         planner = make_planner(seed)
         name = planner.name
-        eps = run_episodes(seed_tasks(cfg, k), planner, batch_size=cfg.batch_size)
+        eps = run_episodes(seed_tasks(cfg, k), planner, harness=harness, batch_size=cfg.batch_size)
         per_seed.append(score_seed(eps, cfg))
     keys = [k for k in per_seed[0] if isinstance(per_seed[0][k], int | float)]
     mean = {k: sum(s[k] for s in per_seed) / len(per_seed) for k in keys}
     std = {k: math.sqrt(sum((s[k] - mean[k]) ** 2 for s in per_seed) / len(per_seed)) for k in keys}
-    return EvalReport(name, per_seed, mean, std, time.perf_counter() - t0, asdict(cfg))
+    return EvalReport(name, per_seed, mean, std, time.perf_counter() - t0, asdict(cfg), harness.id)
 
 
-def evaluate_checkpoint(path: str, cfg: EvalConfig | None = None, temperature: float = 0.0, **kw: Any) -> EvalReport:
+def evaluate_checkpoint(path: str, cfg: EvalConfig | None = None, temperature: float = 0.0, *,
+                        harness: HarnessVersion | None = None, **kw: Any) -> EvalReport:
     """A saved checkpoint through ``TransformersPlanner`` (greedy unless a temperature is given)."""
     from ml.backends import TransformersPlanner
     from ml.model import chat_format_of, load_checkpoint
 
     model, tok = load_checkpoint(path)
     kw.setdefault("fmt", chat_format_of(path))
-    return evaluate(lambda seed: TransformersPlanner(model, tok, temperature=temperature, seed=seed, **kw), cfg)
+    return evaluate(lambda seed: TransformersPlanner(model, tok, temperature=temperature, seed=seed, **kw), cfg,
+                    harness=harness)
 
 
-def evaluate_reference(cfg: EvalConfig | None = None) -> EvalReport:
+def evaluate_reference(cfg: EvalConfig | None = None, *, harness: HarnessVersion | None = None) -> EvalReport:
     from harness.reference import ReferenceSolver
 
-    return evaluate(lambda seed: ReferenceSolver(), cfg)
+    return evaluate(lambda seed: ReferenceSolver(), cfg, harness=harness)
 
 
 def markdown_table(reports: list[EvalReport]) -> str:

@@ -2,7 +2,10 @@
 
 A standard architecture so ``AutoModelForCausalLM.from_pretrained(path)`` and ``vllm serve path``
 load a checkpoint unchanged (safetensors weights + config + tokenizer with its chat template).
-The CPU default (~2.3M parameters) trains in minutes on two cores; scale the config up on a GPU.
+The CPU default (~1.1M parameters) trains in minutes on two cores; scale the config up on a GPU.
+It is sized for the compute two cores give in half an hour (~1e14 FLOPs): measured side by side
+for 7 minutes on one core each, hidden 128 processed 1.7x the tokens of hidden 192 and reached a
+higher held-out turn accuracy (0.33 vs 0.29 exact tool calls under teacher forcing).
 """
 
 from __future__ import annotations
@@ -29,10 +32,10 @@ class ModelConfig:
     vocab_size: None takes the tokenizer's size. init_std: weight initialisation std. seed: init seed.
     """
 
-    hidden_size: int = 192
-    intermediate_size: int = 512
+    hidden_size: int = 128
+    intermediate_size: int = 384
     num_layers: int = 4
-    num_heads: int = 6
+    num_heads: int = 4
     num_kv_heads: int = 2
     max_positions: int = 1024
     rope_theta: float = 10000.0

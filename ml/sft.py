@@ -4,9 +4,10 @@ Input is contract Episodes (or their dicts): a DatasetVersion's trajectories, or
 episodes straight from the Harness (``reference_episodes``). Each episode becomes one token
 sequence (``ml.chat.encode_conversation``) whose loss mask covers the planner's own turns (the
 reasoning, content and tool calls of each step, plus ``<|im_end|>``), minus the turns
-``erroneous_steps`` flags. Whole episodes are packed into rows (position ids restart per
-episode, so attention stays inside each episode); AdamW with linear warmup and cosine decay;
-global-norm clipping; checkpoints (weights + tokenizer + optimizer, step and RNG) with resume.
+``erroneous_steps`` flags. Whole episodes are batched by length (CPU default) or packed into
+rows (position ids restart per episode, so attention stays inside each episode); AdamW with
+linear warmup and cosine decay; global-norm clipping; checkpoints (weights + tokenizer + optimizer,
+step and RNG) with resume.
 
 CPU (2 cores, ~5 minutes)::
 
@@ -95,11 +96,12 @@ def encode_episode(ep: Episode | dict[str, Any], tokenizer: Any, cfg: SFTConfig)
 
 
 def reference_episodes(tasks: Iterable[Any], styles: Iterable[Any] | None = None, batch_size: int = 64,
-                       *, rotate: bool = False) -> list[Episode]:
+                       *, rotate: bool = False, weights: Iterable[float] | None = None) -> list[Episode]:
     """Reference-solver episodes of ``tasks`` in each style (default: concise, verbose, checks, mistake).
 
-    With ``rotate`` each task is played once, in style ``index % len(styles)``: more distinct
-    instances per token, which teaches copying arguments rather than memorising instances.
+    With ``rotate`` each task is played once, in one style: more distinct instances per token,
+    which teaches copying arguments rather than memorising instances. Styles then take turns in
+    proportion to ``weights`` (smooth weighted round robin over the task order; equal by default).
     """
     from harness.episode import run_episodes
     from harness.reference import ReferenceSolver, ReferenceStyle
@@ -108,10 +110,23 @@ def reference_episodes(tasks: Iterable[Any], styles: Iterable[Any] | None = None
     styles = list(styles) if styles is not None else [
         ReferenceStyle(), ReferenceStyle("verbose"), ReferenceStyle(redundant_checks=True),
         ReferenceStyle(mistake=True)]
+    share = list(weights) if weights is not None else [1.0] * len(styles)
+    if len(share) != len(styles) or any(w < 0 for w in share) or not sum(share) > 0:
+        raise ValueError("weights must be one non-negative number per style, not all zero")
+    assigned: list[list[Any]] = [[] for _ in styles]
+    if rotate:
+        credit = [0.0] * len(styles)
+        for task in tasks:
+            credit = [c + w / sum(share) for c, w in zip(credit, share, strict=True)]
+            k = max(range(len(styles)), key=lambda i: credit[i])
+            credit[k] -= 1.0
+            assigned[k].append(task)
+    else:
+        assigned = [tasks if w > 0 else [] for w in share]
     out: list[Episode] = []
-    for k, style in enumerate(styles):
-        mine = tasks[k::len(styles)] if rotate else tasks
-        out.extend(run_episodes(mine, ReferenceSolver(style), batch_size=batch_size))
+    for style, mine in zip(styles, assigned, strict=True):
+        if mine:
+            out.extend(run_episodes(mine, ReferenceSolver(style), batch_size=batch_size))
     return out
 
 
@@ -134,12 +149,18 @@ def training_tasks(seeds: Iterable[int], per_template: int = 1) -> list[Any]:
 
 @dataclass
 class Batch:
-    """Packed rows: input ids, next-token labels (-100 where no loss) and per-episode position ids; all (B, T)."""
+    """Rows: input ids, next-token labels (-100 where no loss) and per-episode position ids; all (B, T).
+
+    ``packed`` is False when every row holds one right-padded episode: the model then runs with
+    plain causal attention (no mask at all: padding only follows real tokens, which never look
+    ahead), the fast fused kernel on CPU.
+    """
 
     input_ids: Any
     labels: Any
     position_ids: Any
     tokens: int
+    packed: bool = True
 
 
 def pack(examples: list[Encoded], seq_len: int) -> list[list[int]]:
@@ -163,10 +184,32 @@ def pack(examples: list[Encoded], seq_len: int) -> list[list[int]]:
     return rows
 
 
+def buckets(examples: list[Encoded], seq_len: int, budget: int) -> list[list[int]]:
+    """Batches of whole episodes of similar length (sorted), each at most ``budget`` tokens once right-padded.
+
+    The CPU alternative to ``pack``: a packed row needs a block-diagonal attention mask, which sends
+    scaled-dot-product attention to its unfused path over the whole row; a batch of equal-length
+    episodes needs no mask and attends only within each episode's own length.
+    """
+    order = sorted(range(len(examples)), key=lambda i: len(examples[i].ids))
+    batches: list[list[int]] = []
+    for i in order:
+        n = min(len(examples[i].ids), seq_len)
+        if batches and n * (len(batches[-1]) + 1) <= budget:
+            batches[-1].append(i)
+        else:
+            batches.append([i])
+    return batches
+
+
 def collate(examples: list[Encoded], rows: list[list[int]], seq_len: int, pad_id: int) -> Batch:
+    """Rows of examples into tensors. With one example per row the tensors are only as long as the longest."""
     import torch
 
     B = len(rows)
+    single = all(len(r) == 1 for r in rows)
+    if single:
+        seq_len = min(seq_len, max(len(examples[r[0]].ids) for r in rows))
     ids = torch.full((B, seq_len), pad_id, dtype=torch.long)
     labels = torch.full((B, seq_len), -100, dtype=torch.long)
     pos = torch.zeros((B, seq_len), dtype=torch.long)
@@ -187,14 +230,15 @@ def collate(examples: list[Encoded], rows: list[list[int]], seq_len: int, pad_id
             tokens += n
         # Padding continues as its own "episode" so it never joins the last one's attention.
         pos[r, at:] = torch.arange(seq_len - at)
-    return Batch(ids, labels, pos, tokens)
+    return Batch(ids, labels, pos, tokens, packed=not single)
 
 
 def token_loss(model: Any, batch: Batch) -> Any:
-    """Mean cross-entropy over labelled tokens. Attention is block-diagonal per episode (position ids restart)."""
+    """Mean cross-entropy over labelled tokens. In packed rows attention is block-diagonal per episode
+    (transformers derives the mask from position ids that restart); unpacked rows are plain causal."""
     import torch.nn.functional as F
 
-    hidden = model.get_decoder()(input_ids=batch.input_ids, position_ids=batch.position_ids,
+    hidden = model.get_decoder()(input_ids=batch.input_ids, position_ids=batch.position_ids if batch.packed else None,
                                  use_cache=False).last_hidden_state  # (B, T, C)
     sel = batch.labels != -100  # (B, T)
     # Project to the vocabulary only where there is a label: most tokens (prompts, tool replies) have none.
@@ -313,7 +357,12 @@ def train_sft(
         raise ValueError("no training episodes (with only_successful, every episode needs a successful verdict)")
     examples = [encode_episode(d, tokenizer, cfg) for d in dicts]
     examples = [e for e in examples if sum(e.mask) > 0]
-    rows = pack(examples, cfg.seq_len)
+    if cfg.batching == "pack":
+        rows = pack(examples, cfg.seq_len)
+        batches = [list(range(k, min(k + cfg.batch_rows, len(rows)))) for k in range(0, len(rows), cfg.batch_rows)]
+    else:
+        rows = [[i] for i in range(len(examples))]
+        batches = buckets(examples, cfg.seq_len, cfg.batch_rows * cfg.seq_len)
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
@@ -328,16 +377,17 @@ def train_sft(
     t0 = time.perf_counter()
     seen_tokens = 0
     loss_val = float("nan")
-    per_epoch = max(1, math.ceil(len(rows) / cfg.batch_rows))
+    per_epoch = len(batches)
 
     def order_for(epoch: int) -> list[int]:
         g = torch.Generator().manual_seed(cfg.seed * 100_003 + epoch)
-        return torch.randperm(len(rows), generator=g).tolist()
+        return torch.randperm(len(batches), generator=g).tolist()
 
     def checkpoint() -> Path | None:
         if last is None:
             return None
         card = {"kind": "sft", "config": cfg.to_dict(), "step": step, "loss": loss_val,
+                "seconds": round(time.perf_counter() - t0, 1),
                 "episodes": len(dicts), "init_from": str(init_from) if init_from else None}
         save_state(last, model, tokenizer, opt, step, {"card": card})
         return last
@@ -346,10 +396,14 @@ def train_sft(
         epoch, k = divmod(step, per_epoch)
         if cfg.epochs_cap and epoch >= cfg.epochs_cap:
             break
-        idx = order_for(epoch)[k * cfg.batch_rows:(k + 1) * cfg.batch_rows]
-        batch = collate(examples, [rows[i] for i in idx], cfg.seq_len, tokenizer.pad_token_id)
+        if cfg.batching == "pack":  # rows are reshuffled into batches every epoch
+            perm = torch.randperm(len(rows), generator=torch.Generator().manual_seed(cfg.seed * 100_003 + epoch))
+            members = perm.tolist()[k * cfg.batch_rows:(k + 1) * cfg.batch_rows]
+        else:  # length buckets stay together; their order is reshuffled every epoch
+            members = batches[order_for(epoch)[k]]
+        batch = collate(examples, [rows[i] for i in members], cfg.seq_len, tokenizer.pad_token_id)
         batch = Batch(batch.input_ids.to(device), batch.labels.to(device), batch.position_ids.to(device),
-                      batch.tokens)
+                      batch.tokens, batch.packed)
         lr = lr_at(step, cfg, time.perf_counter() - t0)
         for group in opt.param_groups:
             group["lr"] = lr

@@ -24,8 +24,13 @@ class SFTConfig:
         Steps labelled ``"erroneous": true`` (in the step dict or its ``metadata``) are masked too.
         only_successful: train only on episodes whose verdict is a success.
     Optimisation:
-        seq_len: packed row length in tokens (whole episodes are packed, never split; longer ones
-            are truncated at the context budget). batch_rows: rows per optimiser step.
+        batching: "bucket" (default: episodes of similar length batched together, right-padded, plain
+            causal attention; fastest on CPU) or "pack" (whole episodes packed into rows of seq_len
+            with block-diagonal attention; the efficient choice where attention kernels take
+            variable-length sequences, e.g. flash attention on a GPU).
+        seq_len: row length in tokens (whole episodes, never split; longer ones are truncated at
+            the context budget). batch_rows: rows per optimiser step when packing; when bucketing,
+            a step holds at most batch_rows x seq_len padded tokens.
         lr, min_lr: peak and final learning rate (linear warmup over warmup_steps, cosine decay to
             min_lr at max_steps). weight_decay, betas: AdamW. grad_clip: max global grad norm.
         max_steps: optimiser steps (the schedule's length). max_minutes: stop earlier on wall time
@@ -43,6 +48,7 @@ class SFTConfig:
     mask_uncorrected: bool = True
     mask_parse_errors: bool = True
     only_successful: bool = True
+    batching: str = "bucket"
     seq_len: int = 1024
     batch_rows: int = 8
     lr: float = 3e-3
@@ -85,6 +91,8 @@ class SFTConfig:
             e["lr"] = f"must be in (0, 1), got {self.lr!r}"
         if not (isinstance(self.min_lr, int | float) and 0 <= self.min_lr <= (self.lr if "lr" not in e else 1)):
             e["min_lr"] = f"must be in [0, lr], got {self.min_lr!r}"
+        if self.batching not in ("bucket", "pack"):
+            e["batching"] = f"must be 'bucket' or 'pack', got {self.batching!r}"
         if not self.weight_decay >= 0:
             e["weight_decay"] = "must be >= 0"
         if len(self.betas) != 2 or not all(0 <= b < 1 for b in self.betas):

@@ -35,11 +35,19 @@ from ml.chat import (
 @dataclass
 class TokenizerConfig:
     """vocab_size: BPE vocabulary including special tokens. seeds: instances per template in the corpus.
-    min_frequency: merges need at least this many occurrences."""
+    min_frequency: merges need at least this many occurrences. split_spaces: a space is always its
+    own token, so a word is the same token sequence in prose (``call Elif``) and inside JSON
+    (``"Elif"``), and copying a value from the request into a call is identity copying (an
+    induction head) instead of a learned per-value mapping (``ĠDiscord`` -> ``Discord``). Measured:
+    without it a 30-minute SFT model calls the right tool on 92% of held-out turns but copies the
+    wrong value (``install_app(app="Duolingo")`` for "Install Discord") on a third of them. The
+    price: ~15% more tokens, and slower memorisation in very small models (the 20-episode overfit
+    check of a 2-layer model reaches loss 0.37 in 100 steps with it, 0.006 without)."""
 
     vocab_size: int = 2048
     seeds: int = 6
     min_frequency: int = 2
+    split_spaces: bool = True
 
     def __post_init__(self) -> None:
         errors = {}
@@ -80,6 +88,7 @@ def train_tokenizer(texts: Iterator[str] | list[str], config: TokenizerConfig | 
     config = config or TokenizerConfig()
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.Sequence([
+        *([pre_tokenizers.Split(" ", behavior="isolated")] if config.split_spaces else []),
         pre_tokenizers.Digits(individual_digits=True),
         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
     ])

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
-
 import pytest
 
 from devices.virtual.registry import catalog
@@ -15,6 +11,7 @@ from harness.episode import EpisodeRunner
 from harness.planner import Planner
 from ml.backends import OpenAIPlanner, TransformersPlanner, turn_from_completion
 from ml.model import build_model
+from tests.openai_standin import OpenAIStandIn
 
 
 def _contexts(n: int) -> list[Context]:
@@ -46,49 +43,29 @@ def test_turn_counts_model_tokens(tokenizer, tiny_model_config):
     assert turn.reasoning_tokens == len(tokenizer.encode("\nTurn it on.\n", add_special_tokens=False))
 
 
-class _Fake(BaseHTTPRequestHandler):
-    replies: list[dict] = []
-    bodies: list[dict] = []
-
-    def do_POST(self):  # noqa: N802 - http.server's API
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        _Fake.bodies.append({"auth": self.headers.get("Authorization"), **body})
-        data = json.dumps(_Fake.replies.pop(0)).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *a):
-        pass
-
-
 @pytest.fixture
 def endpoint():
-    server = HTTPServer(("127.0.0.1", 0), _Fake)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}/v1"
-    server.shutdown()
+    with OpenAIStandIn() as standin:
+        yield standin
 
 
 def test_openai_planner_reads_structured_and_raw_tool_calls(endpoint):
     call = ToolCall("x1", "set_wifi", {"enabled": True}).to_openai()
-    _Fake.replies = [
+    endpoint.replies = [
         {"choices": [{"message": {"content": "", "reasoning_content": "Wi-Fi first.", "tool_calls": [call]}}],
          "usage": {"completion_tokens": 17, "completion_tokens_details": {"reasoning_tokens": 4}}},
         {"choices": [{"message": {
             "content": '<tool_call>\n{"name": "get_wifi_status", "arguments": {}}\n</tool_call>'}}],
          "usage": {"completion_tokens": 9}},
     ]
-    _Fake.bodies = []
-    planner = OpenAIPlanner(endpoint, "tiny", api_key="k", concurrency=1)
+    planner = OpenAIPlanner(endpoint.url, "tiny", api_key="k", concurrency=1)
     turns = planner.generate(_contexts(2))
     assert turns[0].tool_calls[0].name == "set_wifi" and turns[0].reasoning == "Wi-Fi first."
     assert (turns[0].output_tokens, turns[0].reasoning_tokens) == (17, 4)
     assert turns[1].tool_calls[0].name == "get_wifi_status" and turns[1].output_tokens == 9
-    assert _Fake.bodies[0]["auth"] == "Bearer k" and _Fake.bodies[0]["model"] == "tiny"
-    assert _Fake.bodies[0]["messages"][0]["role"] == "system" and _Fake.bodies[0]["tools"]
+    first = endpoint.requests[0]
+    assert first["auth"] == "Bearer k" and first["model"] == "tiny" and first["path"] == "/v1/chat/completions"
+    assert first["messages"][0]["role"] == "system" and first["tools"]
 
 
 def test_endpoint_failure_is_a_failed_turn_not_a_crash():

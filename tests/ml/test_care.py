@@ -112,6 +112,9 @@ def test_competence_history_schedules_and_guard():
     assert r.competence == 0.75
     tr.update(task, r.competence)
     assert care_group(g[:1] + g[3:], CFG, history=tr.get({"template": "t.a", "id": "t.a#2"})).competence == 0.625
+    for name, kappa in (("t.b", 0.0), ("t.c", 0.1), ("t.d", 0.99), ("t.e", 1.0)):
+        tr.update({"template": name}, kappa)
+    assert tr.histogram() == [1, 1, 0, 0, 0, 0, 0, 1, 0, 2]  # 0.75 in [.7, .8); κ = 1 in the last tenth
     guard = EfficiencyGuard(baseline=80.0, drop_points=1.0)
     assert [guard.observe(x) for x in (79.5, 78.9, 70.0, 85.0)] == [1.0, 0.5, 0.25, 0.25]
     halved = care_group([Rollout(True, 1, 100, 0, 2), Rollout(True, 1, 100, 0, 3)], CFG, history=1.0,
@@ -192,9 +195,13 @@ def test_care_trainer_iteration_records_environment_and_resumes(tokenizer, tiny_
     cfg = CAREConfig(iterations=1, tasks_per_iter=1, group_size=2, out_dir=str(tmp_path / "rl"), save_every=1,
                      chat=ChatFormat(max_new_tokens=8))
     seen = []
-    res = CARETrainer(cfg, init_from=init, tasks=[task], on_metrics=seen.append).train()
+    trainer = CARETrainer(cfg, init_from=init, tasks=[task], on_metrics=seen.append)
+    res = trainer.train()
     assert res.iterations == 1 and seen[0]["environments"] == {"virtual": 2}
     assert {"success", "reward", "output_tokens", "tool_calls", "competence_hist", "schedules"} <= set(seen[0])
+    hist = seen[0]["competence_hist"]  # one count per tenth of competence, over every tracked task
+    assert len(hist) == 10 and sum(hist) == len(trainer.tracker.values) == 1
+    assert hist[min(9, int(trainer.tracker.values["connectivity.start_cast"] * 10))] == 1
     again = CARETrainer(CAREConfig(**{**cfg.to_dict(), "iterations": 2}), init_from=init, tasks=[task])
     assert again.iteration == 1 and again.tracker.values == {"connectivity.start_cast": 0.0}
     assert again.train().iterations == 2

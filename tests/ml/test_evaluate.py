@@ -35,3 +35,22 @@ def test_invalid_eval_config_names_fields():
     with pytest.raises(ValueError) as err:
         EvalConfig(seeds=(1, 1), per_category=0, price_per_million_output_tokens=-1)
     assert set(err.value.field_errors) == {"seeds", "per_category", "price_per_million_output_tokens"}
+
+
+def test_episodes_run_under_the_given_harness_and_the_report_names_it():
+    from harness.planner import ScriptedPlanner
+    from harness.version import HarnessVersion
+
+    seen = []
+
+    class Recording(ScriptedPlanner):
+        def generate(self, contexts):
+            seen.extend(c.to_openai()["messages"][0]["content"] for c in contexts)
+            return super().generate(contexts)
+
+    cfg = EvalConfig(seeds=(0,), per_category=1)
+    terse = HarnessVersion(name="terse", policy="Answer in one word.")
+    report = evaluate(lambda seed: Recording([]), cfg, harness=terse)
+    assert report.harness == terse.id != HarnessVersion.default().id and f"harness={terse.id}" in report.line()
+    assert seen and set(seen) == {"Answer in one word."}
+    assert evaluate(lambda seed: ReferenceSolver(), cfg).harness == HarnessVersion.default().id

@@ -57,3 +57,15 @@ def test_chat_template_renders_what_ml_chat_renders(tokenizer, tmp_path):
                 assert got == want
                 n += 1
     assert n >= 12
+
+
+def test_a_value_is_the_same_tokens_in_the_request_and_in_the_call(tokenizer):
+    """Spaces are their own tokens, so copying "Discord" from prose into JSON is identity copying."""
+    prose = tokenizer.encode("Install Discord and open it.", add_special_tokens=False)
+    call = tokenizer.encode('{"name": "install_app", "arguments": {"app": "Discord"}}', add_special_tokens=False)
+    value = tokenizer.encode("Discord", add_special_tokens=False)
+
+    def contains(seq, sub):
+        return any(seq[i:i + len(sub)] == sub for i in range(len(seq) - len(sub) + 1))
+
+    assert contains(prose, value) and contains(call, value)
