@@ -5,11 +5,20 @@ import json
 from django import forms
 
 from console import job_kinds
+from console.sealing import secrets_scrub
+
+
+class ConfigTextarea(forms.Textarea):
+    """A config's JSON text with secret fields blanked when shown again (like PasswordInput)."""
+
+    def format_value(self, value):
+        text = super().format_value(value)
+        return secrets_scrub(text) if text else text
 
 
 class JobStartForm(forms.Form):
     kind = forms.ChoiceField(choices=())
-    config = forms.CharField(widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false"}), required=False,
+    config = forms.CharField(widget=ConfigTextarea(attrs={"rows": 6, "spellcheck": "false"}), required=False,
                              help_text="JSON object; leave empty for the kind's defaults.")
 
     def __init__(self, *args, **kwargs):

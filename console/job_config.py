@@ -2,7 +2,8 @@
 
 Hand-written rather than a DRF serializer because the job code wants a typed object (attribute
 access, defaults, type hints its editor understands), and the fields needed are few: bool, int,
-float, str, list[str] and optional variants, bounded by ``field(metadata={"min":.., "max":..})``.
+float, str, list[str], dict (any JSON object; the kind's ``validate`` checks its content) and optional
+variants, bounded by ``field(metadata={"min":.., "max":..})``.
 Errors are per field, in the shape DRF uses: ``{"field": ["message"]}``.
 """
 
@@ -60,6 +61,10 @@ def _check_value(name: str, value: Any, hint: Any, meta: typing.Mapping[str, Any
             if not re.fullmatch(pattern, value):
                 return None, meta.get("pattern_help", f"must match {pattern}.")
         return value, None
+    if hint is dict or origin is dict:
+        if not isinstance(value, dict):
+            return None, "must be a JSON object."
+        return dict(value), None
     if origin in (list, tuple) and args and args[0] is str:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             return None, "must be a list of strings."

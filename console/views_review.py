@@ -36,6 +36,7 @@ from console.models import (
     TrajectoryStep,
     User,
 )
+from console.sealing import secrets_scrub
 from console.selectors.datasets import dataset_file as dataset_file_path
 from console.selectors.datasets import dataset_get
 from console.selectors.datasets import dataset_list as dataset_query
@@ -518,7 +519,7 @@ def _round_page(request: HttpRequest, round_: Round, *, weights_error: str = "",
     for form in forms:
         if job_error[1] and form["kind"] == job_error[0]:
             form["error"], general_error = job_error[1], ""
-            form["config"] = job_value or form["config"]
+            form["config"] = secrets_scrub(job_value) or form["config"]  # a refused form loses its API keys
     return render(request, "console/rounds/detail.html", {
         "round": round_,
         "funnel": funnel,

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 from console import job_kinds
 from console.job_config import ConfigError
 from console.models import Job
+from console.sealing import secrets_scrub
 from console.selectors.lookup import get_or_404
 from console.selectors.training import (
     COMPARE_COLUMNS,
@@ -23,8 +24,8 @@ from console.selectors.training import (
     compare_csv,
     compare_markdown,
     compare_rows,
+    run_curve,
     run_jobs,
-    run_metrics,
 )
 from console.services.training import TRAINING_KINDS, training_start
 
@@ -67,7 +68,7 @@ def training_start_view(request: HttpRequest) -> HttpResponse:
         raise PermissionDenied("Only managers can start training and evaluation runs.")
     run = request.POST.get("run", "")
     raw = request.POST.get("config", "").strip() or "{}"
-    values = {run: raw}
+    values = {run: secrets_scrub(raw)}  # a refused form comes back without its API key, like a password
     try:
         config = json.loads(raw)
     except json.JSONDecodeError as exc:
@@ -104,10 +105,7 @@ def training_compare_csv(request: HttpRequest) -> HttpResponse:
 @require_GET
 @login_required
 def training_run_metrics(request: HttpRequest, job_id: str) -> JsonResponse:
-    """A training run's status and metrics points (the live curve polls this)."""
+    """A training run's status and metrics points (the live curves poll this until the run is terminal)."""
     job = get_or_404(Job.objects.filter(kind__in=TRAIN_KINDS), job_id, "training run")
-    points = run_metrics(job=job)
     return JsonResponse({"job": str(job.id), "kind": job.kind, "status": job.status, "progress": job.progress,
-                         "message": job.message, "terminal": job.is_terminal,
-                         "points": [{"step": p.get("step", p.get("iteration")), "loss": p.get("loss"),
-                                     "attempt": p.get("attempt")} for p in points]})
+                         "message": job.message, "terminal": job.is_terminal, "points": run_curve(job=job)})

@@ -46,6 +46,13 @@ def django_db_setup(flywheel_services, django_db_setup):
     yield
 
 
+@pytest.fixture
+def data_dir(settings, tmp_path) -> Path:
+    """FLYWHEEL_DATA_DIR (screens, checkpoints, exports) in this test's own temporary folder."""
+    settings.FLYWHEEL_DATA_DIR = tmp_path
+    return tmp_path
+
+
 @pytest.fixture(scope="session")
 def log_dir() -> Path:
     path = Path(settings.VAR_DIR) / "test-logs"

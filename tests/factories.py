@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import functools
 import itertools
+import json
+from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.hashers import make_password
 
 from console.models import (
@@ -46,6 +49,24 @@ def job_create(*, kind: str = "demo.sleep", status: JobStatus = JobStatus.QUEUED
     """A Job row written directly (not enqueued): for pages and API reads."""
     return Job.objects.create(kind=kind, status=status, created_by=created_by,
                               config=config if config is not None else {"seconds": 1.0, "steps": 2}, **fields)
+
+
+def care_metrics_point(iteration: int, *, hist: list[int] | None = None) -> dict[str, Any]:
+    """A CARE iteration's metrics line as ``workers.kinds.training._Metrics`` stores it."""
+    return {"iteration": iteration, "step": iteration, "mode": "care", "success": 0.25 * iteration,
+            "reward": 0.1 * iteration, "output_tokens": 40.0 + iteration, "tool_calls": 2.5, "kl": 0.001 * iteration,
+            "pg_loss": -0.05, "loss": -0.05, "groups_kept": 3, "iteration_s": 1.5, "attempt": 1,
+            "competence_hist": hist if hist is not None else [2, 1, 0, 0, 0, 0, 0, 1, 0, iteration]}
+
+
+def metrics_points_append(*, job: Job, points: list[dict[str, Any]]) -> Path:
+    """Append a training run's metrics lines to its ``metrics.jsonl``, as the running job does."""
+    folder = Path(settings.FLYWHEEL_DATA_DIR) / "checkpoints" / str(job.id)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "metrics.jsonl"
+    with path.open("a") as out:
+        out.write("".join(json.dumps(p) + "\n" for p in points))
+    return path
 
 
 # ---------------------------------------------------------------------------------------------

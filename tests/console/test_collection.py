@@ -19,12 +19,6 @@ pytestmark = [pytest.mark.django_db]
 
 
 @pytest.fixture
-def data_dir(settings, tmp_path):
-    settings.FLYWHEEL_DATA_DIR = tmp_path
-    return tmp_path
-
-
-@pytest.fixture
 def approved_round():
     rnd = round_create(user=None)
     task_generate(round=rnd, n_tasks=12, seed=51)

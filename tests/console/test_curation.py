@@ -32,12 +32,6 @@ MIX = {"category": {"tool_use": 0.5, "memory": 0.25, "skills": 0.25}}
 
 
 @pytest.fixture
-def data_dir(settings, tmp_path):
-    settings.FLYWHEEL_DATA_DIR = tmp_path
-    return tmp_path
-
-
-@pytest.fixture
 def accepted_round(data_dir):
     """A round whose successful trajectories (reference solver with a recoverable slip) are accepted,
     plus one trajectory of a held-out benchmark instance slipped in by hand."""

@@ -27,12 +27,6 @@ from tests import factories
 from tests.processes import wait_for
 
 
-@pytest.fixture
-def data_dir(settings, tmp_path):
-    settings.FLYWHEEL_DATA_DIR = tmp_path
-    return tmp_path
-
-
 @pytest.mark.django_db
 def test_headless_round_runs_every_stage_and_logs_the_automatic_gate(data_dir):
     out = StringIO()

@@ -5,10 +5,8 @@ from __future__ import annotations
 import csv
 import io
 import json
-from pathlib import Path
 
 import pytest
-from django.conf import settings
 
 from console import services
 from console.job_config import ConfigError
@@ -61,6 +59,21 @@ def test_manager_sees_forms_and_starts_a_run(client):
     ("care", {"init_checkpoint_id": "00000000-0000-0000-0000-000000000000", "group_size": 1},
      {"init_checkpoint_id", "group_size"}),
     ("evaluate", {"checkpoint": "nope", "seeds": 0}, {"checkpoint", "seeds"}),
+    ("evaluate", {"checkpoint": "endpoint", "endpoint_url": "ftp://models.example/v1"},
+     {"endpoint_url", "endpoint_model"}),
+    ("evaluate", {"checkpoint": "endpoint", "endpoint_url": "localhost:8000/v1", "endpoint_model": "m"},
+     {"endpoint_url"}),
+    ("evaluate", {"checkpoint": "endpoint", "endpoint_url": "https://me:pw@models.example/v1", "endpoint_model": "m"},
+     {"endpoint_url"}),
+    ("evaluate", {"checkpoint": "endpoint", "endpoint_url": "http://vllm:8000/v1", "endpoint_model": " "},
+     {"endpoint_model"}),
+    ("evaluate", {"checkpoint": "reference", "endpoint_model": "m", "endpoint_key": "k"},
+     {"endpoint_model", "endpoint_key"}),
+    ("evaluate", {"harness_version": {"polcy": "typo"}, "seeds": 0}, {"harness_version", "seeds"}),
+    ("evaluate", {"price_per_million_output_tokens": -1}, {"price_per_million_output_tokens"}),
+    ("evaluate", {"harness_version": "default"}, {"harness_version"}),
+    ("evaluate", {"harness_version": {"notice_rules": 3}}, {"harness_version"}),
+    ("evaluate", {"harness_version": {"policy": "p", "id": "hv-000000000000"}}, {"harness_version"}),
 ])
 def test_invalid_run_configs_are_refused_with_field_errors(client, run, config, fields):
     user = _login(client, Role.MANAGER)
@@ -74,6 +87,36 @@ def test_invalid_run_configs_are_refused_with_field_errors(client, run, config, 
     with pytest.raises(ConfigError) as exc:
         services.job_enqueue(kind=kind, config=config, created_by=user)
     assert fields <= set(exc.value.errors)
+
+
+@pytest.mark.django_db
+def test_a_refused_endpoint_form_comes_back_without_its_key(client):
+    _login(client, Role.MANAGER)
+    config = {"checkpoint": "endpoint", "endpoint_url": "http://models.example/v1", "endpoint_key": "sk-do-not-echo"}
+    response = client.post("/training/start/", {"run": "evaluate", "config": json.dumps(config)})
+    assert response.status_code == 400 and "<code>endpoint_model</code>" in response.content.decode()
+    assert "sk-do-not-echo" not in response.content.decode() and "models.example" in response.content.decode()
+    broken = client.post("/training/start/", {"run": "evaluate", "config": '{"endpoint_key": "sk-do-not-echo",'})
+    assert broken.status_code == 400 and "sk-do-not-echo" not in broken.content.decode()
+    jobs_form = client.post("/jobs/start/", {"kind": "train.evaluate", "config": json.dumps(config)})
+    assert jobs_form.status_code == 400 and "sk-do-not-echo" not in jobs_form.content.decode()
+    assert not Job.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_sealed_endpoint_key_opens_only_for_its_url():
+    from workers.kinds.training import EvaluateConfig
+
+    config = {"checkpoint": "endpoint", "endpoint_url": "http://models.example/v1", "endpoint_model": "m",
+              "endpoint_key": "sk-real"}
+    job = services.job_enqueue(kind="train.evaluate", config=config, created_by=None)
+    sealed = job.config["endpoint_key"]
+    assert sealed.startswith("sealed:") and "sk-real" not in json.dumps(job.config)
+    assert EvaluateConfig(**job.config).api_key() == "sk-real"  # as the worker reads the stored row
+    with pytest.raises(ConfigError) as exc:  # copied into a config for another host, it does not open
+        services.job_enqueue(kind="train.evaluate", config={**config, "endpoint_url": "http://elsewhere.example/v1",
+                                                            "endpoint_key": sealed}, created_by=None)
+    assert set(exc.value.errors) == {"endpoint_key"}
 
 
 @pytest.mark.django_db
@@ -120,10 +163,7 @@ def test_comparison_table_and_exports(client):
 def test_run_metrics_feed_the_live_curve(client):
     _login(client, Role.ANNOTATOR)
     job = factories.job_create(kind="train.sft", status=JobStatus.RUNNING, config={})
-    folder = Path(settings.FLYWHEEL_DATA_DIR) / "checkpoints" / str(job.id)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "metrics.jsonl").write_text("".join(
-        json.dumps({"step": s, "loss": 5.0 / s, "attempt": 1}) + "\n" for s in (1, 2, 3)))
+    factories.metrics_points_append(job=job, points=[{"step": s, "loss": 5.0 / s, "attempt": 1} for s in (1, 2, 3)])
     page = client.get("/training/")
     assert f'data-metrics-url="/training/runs/{job.id}/metrics/"'.encode() in page.content
     data = client.get(f"/training/runs/{job.id}/metrics/").json()
@@ -131,3 +171,64 @@ def test_run_metrics_feed_the_live_curve(client):
     assert [p["step"] for p in data["points"]] == [1, 2, 3] and data["points"][0]["loss"] == 5.0
     other = factories.job_create(kind="demo.sleep")
     assert client.get(f"/training/runs/{other.id}/metrics/").status_code == 404
+
+
+@pytest.mark.django_db
+def test_care_run_metrics_carry_every_plotted_field(client):
+    _login(client, Role.ANALYST)
+    job = factories.job_create(kind="train.care", status=JobStatus.RUNNING, config={"care": True})
+    path = factories.metrics_points_append(job=job, points=[factories.care_metrics_point(i) for i in (1, 2)])
+    factories.metrics_points_append(job=job, points=[{**factories.care_metrics_point(3), "kl": float("nan")}])
+    assert "NaN" in path.read_text()  # Python's json writes it; JSON has no NaN
+    with path.open("a") as out:
+        out.write('{"iteration": 4, "rew')  # a line being written
+    response = client.get(f"/training/runs/{job.id}/metrics/")
+    assert response.status_code == 200
+    assert "NaN" not in response.content.decode()
+    data = response.json()
+    assert data["kind"] == "train.care" and data["terminal"] is False
+    first = data["points"][0]
+    assert set(first) == {"step", "loss", "reward", "success", "output_tokens", "tool_calls", "kl", "competence_hist",
+                          "attempt"}
+    assert first == {"step": 1, "loss": -0.05, "reward": 0.1, "success": 0.25, "output_tokens": 41.0,
+                     "tool_calls": 2.5, "kl": 0.001, "competence_hist": [2, 1, 0, 0, 0, 0, 0, 1, 0, 1], "attempt": 1}
+    assert [p["step"] for p in data["points"]] == [1, 2, 3]
+    assert data["points"][2]["kl"] is None and data["points"][2]["reward"] == pytest.approx(0.3)
+
+    page = client.get("/training/").content.decode()
+    row = page.split(f'data-run-id="{job.id}"', 1)[1].split("</tr>", 1)[0]
+    assert f'data-metrics-url="/training/runs/{job.id}/metrics/"' in row and 'data-unit="iteration"' in row
+    for metric in ("reward", "success", "output_tokens", "tool_calls", "competence_hist"):
+        assert f'data-metric="{metric}"' in row, metric
+    assert ">CARE<" in row
+
+
+@pytest.mark.django_db
+def test_sft_runs_plot_loss_and_evaluations_plot_nothing(client):
+    _login(client, Role.MANAGER)
+    sft = factories.job_create(kind="train.sft", status=JobStatus.SUCCEEDED, config={})
+    grpo = factories.job_create(kind="train.care", status=JobStatus.QUEUED, config={"care": False})
+    evaluation = factories.job_create(kind="train.evaluate", status=JobStatus.SUCCEEDED, config={})
+    page = client.get("/training/").content.decode()
+
+    def row(job):
+        return page.split(f'data-run-id="{job.id}"', 1)[1].split("</tr>", 1)[0]
+
+    assert 'data-metric="loss"' in row(sft) and 'data-unit="step"' in row(sft)
+    assert 'data-metric="reward"' not in row(sft)
+    assert ">GRPO<" in row(grpo) and 'data-metric="competence_hist"' in row(grpo)
+    assert "data-metrics-url" not in row(evaluation)
+    data = client.get(f"/training/runs/{sft.id}/metrics/").json()
+    assert data["terminal"] is True and data["points"] == []  # no metrics file: no points, no error
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("role", [Role.ANNOTATOR, Role.MANAGER, Role.ANALYST])
+def test_every_signed_in_role_reads_run_metrics_and_anonymous_visitors_are_sent_to_log_in(client, role):
+    job = factories.job_create(kind="train.care", status=JobStatus.RUNNING, config={"care": True})
+    factories.metrics_points_append(job=job, points=[factories.care_metrics_point(1)])
+    url = f"/training/runs/{job.id}/metrics/"
+    anonymous = client.get(url)
+    assert anonymous.status_code == 302 and anonymous["Location"].startswith("/login/")
+    _login(client, role)
+    assert client.get(url).json()["points"][0]["competence_hist"] == factories.care_metrics_point(1)["competence_hist"]

@@ -18,12 +18,6 @@ from tests import factories
 from workers import runner
 
 
-@pytest.fixture
-def data_dir(settings, tmp_path) -> Path:
-    settings.FLYWHEEL_DATA_DIR = tmp_path
-    return tmp_path
-
-
 def test_only_one_claim_wins(db):
     job = factories.job_create()
     assert runner.claim(job.id, "host:1") is not None

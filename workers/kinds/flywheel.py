@@ -5,7 +5,9 @@ Each kind is a thin shell over a service in ``console/services/`` (the managemen
 validated at enqueue, long loops report ``ctx.progress`` (where a cancel takes effect), and writes
 that must happen once per job go through ``ctx.effect_once`` or a unique constraint. Each kind imports
 its service inside its body (``STYLE.md``: Celery tasks are APIs), so loading the kinds at start-up does
-not load the flywheel's services.
+not load the flywheel's services. Endpoint API keys are sealed as soon as a config is built
+(``console.sealing``, bound to the endpoint's URL), so the stored job config, its page, the API and logs
+hold only the sealed form; the job opens a key just before handing it to the service that sends requests.
 """
 
 from __future__ import annotations
@@ -16,11 +18,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from console.models import Job, Round, TaskSpec, TaskStatus
+from console.sealing import SealedField
 from workers.kinds import job_kind
 from workers.runner import JobContext
 
 UUID_PATTERN = r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}"
 ROUND_META = {"pattern": UUID_PATTERN, "pattern_help": "must be a round id (a UUID).", "help": "the round's id"}
+REWRITE_KEY = SealedField(kind="flywheel.generate", name="rewrite_api_key", url_field="rewrite_url")
+ENDPOINT_KEY = SealedField(kind="flywheel.collect", name="api_key", url_field="url")
 
 
 def _round_errors(round_id: str, name: str = "round_id") -> dict[str, list[str]]:
@@ -50,10 +55,14 @@ class GenerateConfig:
         "help": "OpenAI-compatible server for instruction rewrites (e.g. http://host:8000/v1); empty: template wording",
     })
     rewrite_model: str | None = field(default=None, metadata={"max_length": 200, "help": "served model name"})
-    rewrite_api_key: str | None = field(default=None, metadata={"max_length": 500, "help": "bearer token, if any"})
+    rewrite_api_key: str | None = field(default=None, metadata=REWRITE_KEY.metadata(
+        "bearer token, if any (stored sealed, never shown)"))
+
+    def __post_init__(self) -> None:
+        REWRITE_KEY.seal(self)
 
     def validate(self) -> dict[str, list[str]]:
-        errors = _round_errors(self.round_id)
+        errors = {**_round_errors(self.round_id), **REWRITE_KEY.errors(self)}
         if self.rewrite_url and not self.rewrite_model:
             errors["rewrite_model"] = ["is required with rewrite_url."]
         return errors
@@ -71,7 +80,7 @@ def generate(ctx: JobContext, config: GenerateConfig) -> dict:
                 "valid": stored.exclude(status=TaskStatus.INVALID).count()}
     rewrite = None
     if config.rewrite_url:
-        rewrite = {"url": config.rewrite_url, "model": config.rewrite_model, "api_key": config.rewrite_api_key}
+        rewrite = {"url": config.rewrite_url, "model": config.rewrite_model, "api_key": REWRITE_KEY.open(config)}
     return task_generate(round=rnd, n_tasks=config.n_tasks, seed=config.seed, rewrite=rewrite,
                          progress=ctx.progress, once=ctx.effect_once)
 
@@ -89,14 +98,18 @@ class CollectConfig:
         "choices": ("verbose", "checks", "mistake"), "help": "reference style knobs"})
     url: str | None = field(default=None, metadata={"max_length": 500, "help": "endpoint base URL (planner=endpoint)"})
     model: str | None = field(default=None, metadata={"max_length": 200, "help": "served model (planner=endpoint)"})
-    api_key: str | None = field(default=None, metadata={"max_length": 500, "help": "endpoint bearer token"})
+    api_key: str | None = field(default=None, metadata=ENDPOINT_KEY.metadata(
+        "endpoint bearer token (stored sealed, never shown)"))
     path: str | None = field(default=None, metadata={"max_length": 500, "help": "checkpoint folder"})
     attempts: int = field(default=1, metadata={"min": 1, "max": 64, "help": "episodes per task"})
     parallel: int = field(default=8, metadata={"min": 1, "max": 512, "help": "episodes run at once"})
     task_ids: list[str] = field(default_factory=list, metadata={"help": "only these approved tasks (default: all)"})
 
+    def __post_init__(self) -> None:
+        ENDPOINT_KEY.seal(self)
+
     def validate(self) -> dict[str, list[str]]:
-        errors = _round_errors(self.round_id)
+        errors = {**_round_errors(self.round_id), **ENDPOINT_KEY.errors(self)}
         if self.planner == "endpoint":
             for name in ("url", "model"):
                 if not getattr(self, name):
@@ -114,8 +127,10 @@ class CollectConfig:
         return errors
 
     def planner_spec(self) -> dict[str, Any]:
+        """What ``collection_run`` builds the planner from; an endpoint's key is in clear here, so it is
+        for the run only (never log or store it)."""
         if self.planner == "endpoint":
-            return {"kind": "endpoint", "url": self.url, "model": self.model, "api_key": self.api_key}
+            return {"kind": "endpoint", "url": self.url, "model": self.model, "api_key": ENDPOINT_KEY.open(self)}
         if self.planner == "checkpoint":
             return {"kind": "checkpoint", "path": self.path}
         style = {"reasoning": "verbose" if "verbose" in self.style else "concise",

@@ -2,10 +2,11 @@
 
 Each run writes to ``FLYWHEEL_DATA_DIR/checkpoints/<job id>/``: the trainer's ``last/`` folder
 (weights, tokenizer, optimizer state) and ``metrics.jsonl`` (one line per metrics callback, read by
-the training page's live curve). The trainers resume from ``last/`` by themselves, so a job re-run
+the training page's live curves). The trainers resume from ``last/`` by themselves, so a job re-run
 after its worker died continues from its latest checkpoint; the result records ``start_step``.
-A finished run registers one ``Checkpoint`` row (``ctx.effect_once``); an evaluation stores its
-report in the job result and in the evaluated checkpoint's ``scores``.
+A finished run registers one ``Checkpoint`` row (``ctx.effect_once``); an evaluation (of a checkpoint,
+the reference solver or an OpenAI-compatible endpoint, under a chosen HarnessVersion) stores its
+report in the job result and, for a checkpoint, in its ``scores``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from console.models import Checkpoint, DatasetVersion, Job
+from console.sealing import SealedField
 from workers.kinds import job_kind
 from workers.runner import JobCancelled, JobContext
 
@@ -42,6 +44,13 @@ def _checkpoint_errors(checkpoint_id: str | None, name: str) -> dict[str, list[s
     return {}
 
 
+def _storable(v: Any) -> bool:
+    """Scalars, and lists of numbers such as CARE's ``competence_hist``; dicts (``schedules``) stay out."""
+    if isinstance(v, list):
+        return all(isinstance(x, int | float) for x in v)
+    return isinstance(v, int | float | str | bool) or v is None
+
+
 class _Metrics:
     """on_metrics: append to metrics.jsonl and report progress (the cancel point)."""
 
@@ -52,7 +61,7 @@ class _Metrics:
 
     def __call__(self, m: dict[str, Any]) -> None:
         step = int(m.get("step", m.get("iteration", 0)))
-        row = {k: v for k, v in m.items() if isinstance(v, int | float | str | bool) or v is None}
+        row = {k: v for k, v in m.items() if _storable(v)}
         row["step"] = step
         if "loss" not in row and isinstance(m.get("pg_loss"), int | float):
             row["loss"] = m["pg_loss"]  # CARE / GRPO report the policy-gradient loss
@@ -112,8 +121,11 @@ class SFTRunConfig:
     lr: float = field(default=3e-3, metadata={"help": "peak learning rate, in (0, 1)"})
     min_lr: float = field(default=3e-4, metadata={"help": "final learning rate, in [0, lr]"})
     warmup_steps: int = field(default=30, metadata={"help": "linear warmup steps"})
-    batch_rows: int = field(default=8, metadata={"help": "packed rows per step"})
-    seq_len: int = field(default=1024, metadata={"help": "packed row length in tokens"})
+    batching: str = field(default="bucket", metadata={
+        "pattern": "bucket|pack", "pattern_help": "must be bucket or pack.",
+        "help": "bucket: episodes of similar length per batch (fastest on CPU); pack: episodes packed into rows"})
+    batch_rows: int = field(default=8, metadata={"help": "rows per step (bucketing: at most rows x seq_len tokens)"})
+    seq_len: int = field(default=1024, metadata={"help": "row length in tokens"})
     save_every: int = field(default=100, metadata={"help": "steps between checkpoints (0 = only at the end)"})
     log_every: int = field(default=10, metadata={"help": "steps between metrics points"})
     seed: int = field(default=0, metadata={"help": "data order and init seed"})
@@ -125,7 +137,7 @@ class SFTRunConfig:
 
         return SFTConfig(
             max_steps=self.max_steps, max_minutes=self.minutes, lr=self.lr, min_lr=self.min_lr,
-            warmup_steps=self.warmup_steps, batch_rows=self.batch_rows, seq_len=self.seq_len,
+            warmup_steps=self.warmup_steps, batching=self.batching, batch_rows=self.batch_rows, seq_len=self.seq_len,
             save_every=self.save_every, log_every=self.log_every, seed=self.seed, threads=self.threads,
             out_dir=out_dir, model=ModelConfig(**MODEL_SIZES.get(self.model_size, {})))
 
@@ -263,18 +275,94 @@ def train_care_job(ctx: JobContext, config: CARERunConfig) -> dict:
 # ---------------------------------------------------------------------------------------------
 
 
+ENDPOINT_KEY = SealedField(kind="train.evaluate", name="endpoint_key", url_field="endpoint_url", max_length=2000)
+HARNESS_VERSION_KEYS = {"id", "name", "policy", "skill_overrides", "tool_description_overrides", "notice_rules",
+                        "offer_memory", "gui_step_budget"}
+
+
+def _endpoint_url_error(url: str) -> str | None:
+    # Not Django's URLValidator: it refuses hosts without a dot (``http://vllm:8000/v1``), which is
+    # how endpoints on a private network are usually named.
+    from urllib.parse import urlsplit
+
+    if not url:
+        return "is required for an endpoint evaluation (e.g. http://localhost:8000/v1)."
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError:
+        return "is not a valid URL."
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "must be an http:// or https:// URL with a host, e.g. http://localhost:8000/v1."
+    if parts.username or parts.password:
+        return "must not hold credentials; give the API key as endpoint_key."
+    if parts.query or parts.fragment:
+        return "must be the API's base URL (ending in /v1, without ? or #); /chat/completions is appended."
+    return None
+
+
+def _harness_errors(data: dict[str, Any] | None) -> list[str]:
+    from harness.version import HarnessVersion
+
+    if data is None:
+        return []
+    unknown = sorted(set(data) - HARNESS_VERSION_KEYS)
+    if unknown:
+        return [f"has unknown keys {unknown}; known: {sorted(HARNESS_VERSION_KEYS)}."]
+    if not isinstance(data.get("policy", ""), str) or data.get("offer_memory", "task") not in ("task", "always"):
+        return ['needs policy as text and offer_memory "task" or "always".']
+    try:
+        HarnessVersion.from_dict(data)
+    except (ValueError, TypeError, AttributeError) as exc:
+        return [f"is not a harness version: {exc}."]
+    return []
+
+
 @dataclass(frozen=True)
 class EvaluateConfig:
+    """What to evaluate: a checkpoint id, "reference" (the reference solver) or "endpoint" (any
+    OpenAI-compatible chat-completions endpoint: ``endpoint_url``, ``endpoint_model`` and, when it wants
+    one, ``endpoint_key``). ``endpoint_key`` is sealed as soon as the config is built (``console.sealing``,
+    bound to ``endpoint_url``), so the stored job config, its page, the API and logs hold only the
+    sealed form; the job opens it just before sending requests. ``harness_version``: a
+    ``HarnessVersion.to_dict()``-style object (default: the default harness)."""
+
     checkpoint: str = field(default="reference", metadata={
-        "max_length": 64, "help": 'a checkpoint id, or "reference" for the reference solver'})
+        "max_length": 64,
+        "help": 'a checkpoint id, "reference" for the reference solver, or "endpoint" for an OpenAI-compatible '
+                "endpoint"})
+    endpoint_url: str = field(default="", metadata={
+        "max_length": 500, "help": 'with checkpoint "endpoint": the API base URL, e.g. http://localhost:8000/v1'})
+    endpoint_model: str = field(default="", metadata={
+        "max_length": 200, "help": 'with checkpoint "endpoint": the served model name (required)'})
+    endpoint_key: str = field(default="", metadata=ENDPOINT_KEY.metadata(
+        'with checkpoint "endpoint": API key sent as a bearer token (optional; stored sealed, never shown)'))
+    harness_version: dict[str, Any] | None = field(default=None, metadata={
+        "help": "a HarnessVersion as JSON (policy, skill_overrides, tool_description_overrides, notice_rules, "
+                "offer_memory, gui_step_budget); empty: the default harness"})
     seeds: int = field(default=3, metadata={"max": 100, "help": "evaluation seeds 0..n-1 (>= 3 for a reported figure)"})
     per_category: int = field(default=25, metadata={"help": "held-out tasks per category per seed"})
     batch_size: int = field(default=64, metadata={"help": "episodes in lock-step"})
+    price_per_million_output_tokens: float = field(default=0.60, metadata={
+        "min": 0, "help": "USD per 1M output tokens, for the estimated cost per 1,000 tasks"})
+
+    def __post_init__(self) -> None:
+        ENDPOINT_KEY.seal(self)
+
+    def api_key(self) -> str | None:
+        """The endpoint key in clear, for the request header only (never log or store it)."""
+        return ENDPOINT_KEY.open(self)
+
+    def harness(self) -> Any:
+        from harness.version import HarnessVersion
+
+        return HarnessVersion.from_dict(self.harness_version) if self.harness_version is not None else None
 
     def eval_config(self) -> Any:
         from ml.evaluate import EvalConfig
 
-        return EvalConfig(seeds=tuple(range(self.seeds)), per_category=self.per_category, batch_size=self.batch_size)
+        return EvalConfig(seeds=tuple(range(self.seeds)), per_category=self.per_category, batch_size=self.batch_size,
+                          price_per_million_output_tokens=self.price_per_million_output_tokens)
 
     def validate(self) -> dict[str, list[str]]:
         errors: dict[str, list[str]] = {}
@@ -282,29 +370,56 @@ class EvaluateConfig:
             self.eval_config()
         except ValueError as exc:
             errors.update(_field_errors(exc))
-        if self.checkpoint != "reference":
-            try:
-                uuid.UUID(self.checkpoint)
-            except ValueError:
-                errors["checkpoint"] = ['must be a checkpoint id or "reference".']
-            else:
-                errors.update(_checkpoint_errors(self.checkpoint, "checkpoint"))
+        if self.checkpoint == "endpoint":
+            url_error = _endpoint_url_error(self.endpoint_url)
+            if url_error:
+                errors["endpoint_url"] = [url_error]
+            if not self.endpoint_model.strip():
+                errors["endpoint_model"] = ['is required for an endpoint evaluation (the served model name).']
+            elif not url_error:
+                errors.update(ENDPOINT_KEY.errors(self))
+        else:
+            for name in ("endpoint_url", "endpoint_model", "endpoint_key"):
+                if getattr(self, name):
+                    errors[name] = ['is only for checkpoint "endpoint".']
+            if self.checkpoint != "reference":
+                try:
+                    uuid.UUID(self.checkpoint)
+                except ValueError:
+                    errors["checkpoint"] = ['must be a checkpoint id, "reference" or "endpoint".']
+                else:
+                    errors.update(_checkpoint_errors(self.checkpoint, "checkpoint"))
+        harness_errors = _harness_errors(self.harness_version)
+        if harness_errors:
+            errors["harness_version"] = harness_errors
         return errors
+
+    def target(self) -> str:
+        """What is evaluated, for progress messages and logs (the key is never part of it)."""
+        if self.checkpoint == "endpoint":
+            return f"{self.endpoint_model} at {self.endpoint_url}"
+        return self.checkpoint
 
 
 @job_kind("train.evaluate", config=EvaluateConfig, title="Training: evaluate", queue="train", time_limit_s=6 * 3600)
 def evaluate_job(ctx: JobContext, config: EvaluateConfig) -> dict:
-    """Held-out benchmark, mean ± std over seeds, with costs; the checkpoint's scores are updated."""
-    from ml.evaluate import evaluate_checkpoint, evaluate_reference
+    """Held-out benchmark, mean ± std over seeds, with costs; a checkpoint's scores are updated."""
+    from ml.evaluate import evaluate, evaluate_checkpoint, evaluate_reference
 
-    ctx.progress(0.05, f"evaluating {config.checkpoint}")
+    ctx.progress(0.05, f"evaluating {config.target()}")
     cfg = config.eval_config()
+    harness = config.harness()
     ckpt = None
     if config.checkpoint == "reference":
-        report = evaluate_reference(cfg)
+        report = evaluate_reference(cfg, harness=harness)
+    elif config.checkpoint == "endpoint":
+        from ml.backends import OpenAIPlanner
+
+        planner = OpenAIPlanner(config.endpoint_url, config.endpoint_model, config.api_key())
+        report = evaluate(lambda seed: planner, cfg, harness=harness)
     else:
         ckpt = Checkpoint.objects.get(id=config.checkpoint)
-        report = evaluate_checkpoint(str(ctx.data_dir / ckpt.path), cfg)
+        report = evaluate_checkpoint(str(ctx.data_dir / ckpt.path), cfg, harness=harness)
     ctx.progress(0.95, "scored")
     out = report.to_dict()
     if ckpt is not None:
@@ -312,6 +427,8 @@ def evaluate_job(ctx: JobContext, config: EvaluateConfig) -> dict:
             if first:
                 Checkpoint.objects.filter(id=ckpt.id).update(
                     scores={"mean": out["mean"], "std": out["std"], "job": str(ctx.job_id),
-                            "seeds": config.seeds, "wall_s": out["wall_s"]})
+                            "seeds": config.seeds, "wall_s": out["wall_s"], "harness": out["harness"]})
     out["checkpoint"] = config.checkpoint
+    if config.checkpoint == "endpoint":
+        out["endpoint"] = {"url": config.endpoint_url, "model": config.endpoint_model}
     return out
