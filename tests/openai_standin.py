@@ -2,12 +2,15 @@
 
 It records every request (its ``Authorization`` header as ``auth``, then the JSON body) and answers with
 the next of ``replies``, or with ``default`` once they run out (a final answer without tool calls).
+``respond``, when given, computes each reply from the recorded request instead; returning None answers
+500, as an overloaded server does.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -16,7 +19,9 @@ FINAL_ANSWER = {"choices": [{"message": {"role": "assistant", "content": "I cann
 
 
 class OpenAIStandIn:
-    def __init__(self, default: dict[str, Any] | None = None):
+    def __init__(self, default: dict[str, Any] | None = None,
+                 respond: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None):
+        self.respond = respond
         self.replies: list[dict[str, Any]] = []
         self.requests: list[dict[str, Any]] = []
         self.default = default or FINAL_ANSWER
@@ -26,9 +31,17 @@ class OpenAIStandIn:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):  # noqa: N802 - http.server's API
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                record = {"auth": self.headers.get("Authorization"), "path": self.path, **body}
                 with standin._lock:
-                    standin.requests.append({"auth": self.headers.get("Authorization"), "path": self.path, **body})
-                    reply = standin.replies.pop(0) if standin.replies else standin.default
+                    standin.requests.append(record)
+                    if standin.respond is not None:
+                        reply = standin.respond(record)
+                    else:
+                        reply = standin.replies.pop(0) if standin.replies else standin.default
+                if reply is None:
+                    self.send_response(500)
+                    self.end_headers()
+                    return
                 data = json.dumps(reply).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -21,6 +19,7 @@ from devices.virtual.registry import catalog
 from devices.virtual.tasks import instance_seed
 from harness.bench import assert_no_test_overlap, held_out_ids
 from tests import factories
+from tests.openai_standin import OpenAIStandIn
 
 pytestmark = [pytest.mark.django_db]
 
@@ -144,51 +143,29 @@ def test_generation_records_infeasible_and_trivially_true_tasks(monkeypatch):
     assert result["rejections"].get("infeasible", 0) >= 1 and result["rejections"].get("trivially true", 0) >= 1
 
 
-class _Rewriter(BaseHTTPRequestHandler):
-    """A faithful local stand-in for an OpenAI-compatible server (``vllm serve``): POST
-    /v1/chat/completions with messages, answering a chat.completion whose content rewords the last
-    user message. ``mode`` "fail" answers 500 like an overloaded server."""
-
-    mode = "ok"
-    seen: list[dict] = []
-
-    def do_POST(self):  # noqa: N802
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).seen.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
-        if self.mode == "fail" or self.path != "/v1/chat/completions":
-            self.send_response(500)
-            self.end_headers()
-            return
-        text = "Could you please do this for me: " + body["messages"][-1]["content"]
-        reply = {"id": "cmpl-1", "object": "chat.completion", "model": body["model"],
-                 "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-                 "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}}
-        data = json.dumps(reply).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture
 def rewriter():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Rewriter)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    _Rewriter.seen = []
-    _Rewriter.mode = "ok"
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
+    """A local OpenAI-compatible server (``vllm serve``'s protocol) whose reply rewords the last user
+    message; ``rewriter.fail = True`` makes it answer 500 like an overloaded server."""
+
+    def respond(req):
+        if rewriter_server.fail or req["path"] != "/v1/chat/completions":
+            return None
+        text = "Could you please do this for me: " + req["messages"][-1]["content"]
+        return {"id": "cmpl-1", "object": "chat.completion", "model": req["model"],
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}}
+
+    rewriter_server = OpenAIStandIn(respond=respond)
+    rewriter_server.fail = False
+    with rewriter_server:
+        yield rewriter_server
 
 
 def test_llm_rewrite_rewords_instructions_through_an_openai_compatible_endpoint(rewriter):
     rnd = round_create(user=None)
     result = task_generate(round=rnd, n_tasks=6, seed=41,
-                           rewrite={"url": rewriter, "model": "tiny-rewriter", "api_key": "sk-test"})
+                           rewrite={"url": rewriter.url, "model": "tiny-rewriter", "api_key": "sk-test"})
     valid = list(TaskSpec.objects.filter(round=rnd, status=TaskStatus.PENDING))
     assert valid and result["rewritten"] == len(valid)
     for s in valid:
@@ -196,15 +173,15 @@ def test_llm_rewrite_rewords_instructions_through_an_openai_compatible_endpoint(
         assert s.spec["instruction"] == s.instruction
         assert s.instruction.endswith(s.validation["template_instruction"])
         assert s.source == "llm:tiny-rewriter"
-    assert _Rewriter.seen[0]["path"] == "/v1/chat/completions"
-    assert _Rewriter.seen[0]["auth"] == "Bearer sk-test"
-    assert _Rewriter.seen[0]["body"]["model"] == "tiny-rewriter"
+    assert rewriter.requests[0]["path"] == "/v1/chat/completions"
+    assert rewriter.requests[0]["auth"] == "Bearer sk-test"
+    assert rewriter.requests[0]["model"] == "tiny-rewriter"
 
 
 def test_llm_rewrite_failure_keeps_template_wording_and_records_why(rewriter):
-    _Rewriter.mode = "fail"
+    rewriter.fail = True
     rnd = round_create(user=None)
-    result = task_generate(round=rnd, n_tasks=4, seed=43, rewrite={"url": rewriter, "model": "m"})
+    result = task_generate(round=rnd, n_tasks=4, seed=43, rewrite={"url": rewriter.url, "model": "m"})
     valid = list(TaskSpec.objects.filter(round=rnd, status=TaskStatus.PENDING))
     assert valid and result["rewritten"] == 0
     for s in valid:
