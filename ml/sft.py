@@ -359,10 +359,11 @@ def train_sft(
     examples = [e for e in examples if sum(e.mask) > 0]
     if cfg.batching == "pack":
         rows = pack(examples, cfg.seq_len)
-        batches = [list(range(k, min(k + cfg.batch_rows, len(rows)))) for k in range(0, len(rows), cfg.batch_rows)]
+        per_epoch = math.ceil(len(rows) / cfg.batch_rows)
     else:
         rows = [[i] for i in range(len(examples))]
-        batches = buckets(examples, cfg.seq_len, cfg.batch_rows * cfg.seq_len)
+        groups = buckets(examples, cfg.seq_len, cfg.batch_rows * cfg.seq_len)
+        per_epoch = len(groups)
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
@@ -377,11 +378,18 @@ def train_sft(
     t0 = time.perf_counter()
     seen_tokens = 0
     loss_val = float("nan")
-    per_epoch = len(batches)
+    plan: dict[int, list[list[int]]] = {}  # the current epoch's batches (row indices), built once per epoch
 
-    def order_for(epoch: int) -> list[int]:
-        g = torch.Generator().manual_seed(cfg.seed * 100_003 + epoch)
-        return torch.randperm(len(batches), generator=g).tolist()
+    def epoch_batches(epoch: int) -> list[list[int]]:
+        if epoch not in plan:
+            plan.clear()
+            g = torch.Generator().manual_seed(cfg.seed * 100_003 + epoch)
+            if cfg.batching == "pack":  # rows are reshuffled into new batches every epoch
+                perm = torch.randperm(len(rows), generator=g).tolist()
+                plan[epoch] = [perm[i:i + cfg.batch_rows] for i in range(0, len(rows), cfg.batch_rows)]
+            else:  # length buckets stay together; their order is reshuffled every epoch
+                plan[epoch] = [groups[i] for i in torch.randperm(len(groups), generator=g).tolist()]
+        return plan[epoch]
 
     def checkpoint() -> Path | None:
         if last is None:
@@ -396,12 +404,7 @@ def train_sft(
         epoch, k = divmod(step, per_epoch)
         if cfg.epochs_cap and epoch >= cfg.epochs_cap:
             break
-        if cfg.batching == "pack":  # rows are reshuffled into batches every epoch
-            perm = torch.randperm(len(rows), generator=torch.Generator().manual_seed(cfg.seed * 100_003 + epoch))
-            members = perm.tolist()[k * cfg.batch_rows:(k + 1) * cfg.batch_rows]
-        else:  # length buckets stay together; their order is reshuffled every epoch
-            members = batches[order_for(epoch)[k]]
-        batch = collate(examples, [rows[i] for i in members], cfg.seq_len, tokenizer.pad_token_id)
+        batch = collate(examples, [rows[i] for i in epoch_batches(epoch)[k]], cfg.seq_len, tokenizer.pad_token_id)
         batch = Batch(batch.input_ids.to(device), batch.labels.to(device), batch.position_ids.to(device),
                       batch.tokens, batch.packed)
         lr = lr_at(step, cfg, time.perf_counter() - t0)
