@@ -47,6 +47,8 @@ def main() -> int:
                     help="play every instance in all four reference styles instead of one style per instance")
     ap.add_argument("--style-weights", default="0.55,0.1,0.2,0.15",
                     help="shares of the concise, verbose, redundant-checks and mistake styles (one per instance)")
+    ap.add_argument("--swap-share", type=float, default=0.0,
+                    help="share of SFT episodes with their task values swapped for invented ones (ml.augment)")
     ap.add_argument("--model", default="{}", help="ModelConfig overrides as JSON (default: the CPU default)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--sft-batch-rows", type=int, default=3)
@@ -86,7 +88,7 @@ def main() -> int:
               f"prep_s={time.perf_counter() - t0:.1f}", flush=True)
         # Small batches: on two shared cores the budget buys few steps, and more, noisier steps learn faster.
         scfg = SFTConfig(out_dir=str(out / "sft"), max_minutes=args.sft_minutes, max_steps=100_000, save_every=200,
-                         log_every=50, batch_rows=args.sft_batch_rows,
+                         log_every=50, batch_rows=args.sft_batch_rows, swap_share=args.swap_share,
                          model=ModelConfig.from_dict(json.loads(args.model)))
         # max_steps is effectively unbounded: the cosine schedule runs on the wall-clock budget.
         res = train_sft(eps, scfg, tokenizer=tok, resume=False, on_metrics=lambda m: print(

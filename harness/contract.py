@@ -254,6 +254,7 @@ class Step:
     notices: list[str] = field(default_factory=list)
     user: str | None = None
     state_diff: list[dict[str, Any]] = field(default_factory=list)
+    tools: list[str] = field(default_factory=list)  # names of the tools offered at this turn ([] = not recorded)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -264,6 +265,7 @@ class Step:
             "notices": list(self.notices),
             "user": self.user,
             "state_diff": self.state_diff,
+            "tools": list(self.tools),
         }
 
     @classmethod
@@ -276,6 +278,7 @@ class Step:
             notices=list(d.get("notices", [])),
             user=d.get("user"),
             state_diff=list(d.get("state_diff", [])),
+            tools=list(d.get("tools", [])),
         )
 
 
@@ -441,6 +444,7 @@ _STEP_SCHEMA = {
         "notices": {"type": "array", "items": {"type": "string"}},
         "user": {"type": ["string", "null"]},
         "state_diff": {"type": "array"},
+        "tools": {"type": "array", "items": {"type": "string"}},
     },
 }
 

@@ -154,6 +154,7 @@ class EpisodeRunner:
         t0 = time.perf_counter()
         turn = _normalise(turn)
         index = len(self.steps)
+        offered = [t.name for t in self.tools]
         self.store.clock = index
         for i, call in enumerate(turn.tool_calls):
             if not call.id or call.id in self.used_ids:
@@ -182,7 +183,7 @@ class EpisodeRunner:
         for text in notices:
             self.messages.append({"role": "system", "content": text})
         step = Step(index=index, turn=turn, calls=records, parse_errors=parse_errors, notices=notices,
-                    user=self.pending_user)
+                    user=self.pending_user, tools=offered)
         if before is not None:
             step.state_diff = diff(before, world(self.env, self.store))
         self.pending_user = None

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.contract import Episode
-from ml.chat import Encoded, encode_conversation
+from ml.chat import Encoded, encode_conversation, tool_dict
 from ml.sft_config import SFTConfig
 
 TRAINER_STATE = "trainer_state.pt"
@@ -93,6 +93,41 @@ def encode_episode(ep: Episode | dict[str, Any], tokenizer: Any, cfg: SFTConfig)
     bad = erroneous_steps(d, cfg)
     train = {m for i, m in enumerate(msg_of) if i not in bad}
     return encode_conversation(d["messages"], d.get("tools", []), tokenizer, cfg.chat, train_messages=train)
+
+
+def encode_views(ep: Episode | dict[str, Any], tokenizer: Any, cfg: SFTConfig) -> list[Encoded]:
+    """The episode's training sequences, each turn rendered with the tools it was actually offered.
+
+    Offered tools grow inside an episode (loading a skill adds its tool family), and generation renders
+    each turn's own tool list in the system block. So turns are grouped into runs that saw the same
+    tools (``step["tools"]``); each run is one sequence, the conversation up to the run's last turn
+    under that run's tool list, with loss on the run's own turns only (erroneous ones still masked).
+    An episode whose turns all saw the same tools, or whose steps predate per-turn tool records, is
+    the single sequence of ``encode_episode``.
+    """
+    d = _as_dict(ep)
+    steps = d.get("steps", [])
+    final = d.get("tools", [])
+    by_name = {tool_dict(t)["name"]: t for t in final}
+    final_key = tuple(by_name)
+    keys = [tuple(s.get("tools") or ()) or final_key for s in steps]
+    if len(set(keys)) <= 1 or any(n not in by_name for k in keys for n in k):
+        return [encode_episode(d, tokenizer, cfg)]
+    msg_of = step_messages(d)
+    bad = erroneous_steps(d, cfg)
+    runs: list[list[int]] = []
+    for i, k in enumerate(keys):
+        if runs and keys[runs[-1][-1]] == k:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    out = []
+    for n, run in enumerate(runs):
+        end = len(d["messages"]) if n == len(runs) - 1 else msg_of[run[-1]] + 1
+        train = {msg_of[i] for i in run if i not in bad}
+        tools = [by_name[name] for name in keys[run[0]]]
+        out.append(encode_conversation(d["messages"][:end], tools, tokenizer, cfg.chat, train_messages=train))
+    return out
 
 
 def reference_episodes(tasks: Iterable[Any], styles: Iterable[Any] | None = None, batch_size: int = 64,
@@ -355,7 +390,12 @@ def train_sft(
         dicts = [d for d in dicts if (d.get("verdict") or {}).get("success")]
     if not dicts:
         raise ValueError("no training episodes (with only_successful, every episode needs a successful verdict)")
-    examples = [encode_episode(d, tokenizer, cfg) for d in dicts]
+    if cfg.swap_share:
+        from ml.augment import swap_values
+
+        aug = random.Random(cfg.seed)
+        dicts = [swap_values(d, aug) if aug.random() < cfg.swap_share else d for d in dicts]
+    examples = [x for d in dicts for x in encode_views(d, tokenizer, cfg)]
     examples = [e for e in examples if sum(e.mask) > 0]
     if cfg.batching == "pack":
         rows = pack(examples, cfg.seq_len)

@@ -23,6 +23,10 @@ class SFTConfig:
         mask_parse_errors: mask turns whose output could not be parsed.
         Steps labelled ``"erroneous": true`` (in the step dict or its ``metadata``) are masked too.
         only_successful: train only on episodes whose verdict is a success.
+        swap_share: the share of episodes whose task values (names, stated numbers) are replaced by
+            invented ones in every message (``ml.augment``), so argument values can only be learnt by
+            copying. Off by default: in 16-minute CPU runs it raised the held-out loss (0.26 -> 0.32
+            at 50%) and lowered closed-loop success; a longer budget may be where copying pays off.
     Optimisation:
         batching: "bucket" (default: episodes of similar length batched together, right-padded, plain
             causal attention; fastest on CPU) or "pack" (whole episodes packed into rows of seq_len
@@ -48,6 +52,7 @@ class SFTConfig:
     mask_uncorrected: bool = True
     mask_parse_errors: bool = True
     only_successful: bool = True
+    swap_share: float = 0.0
     batching: str = "bucket"
     seq_len: int = 1024
     batch_rows: int = 8
@@ -93,6 +98,8 @@ class SFTConfig:
             e["min_lr"] = f"must be in [0, lr], got {self.min_lr!r}"
         if self.batching not in ("bucket", "pack"):
             e["batching"] = f"must be 'bucket' or 'pack', got {self.batching!r}"
+        if not (isinstance(self.swap_share, int | float) and 0 <= self.swap_share <= 1):
+            e["swap_share"] = f"must be in [0, 1], got {self.swap_share!r}"
         if not self.weight_decay >= 0:
             e["weight_decay"] = "must be >= 0"
         if len(self.betas) != 2 or not all(0 <= b < 1 for b in self.betas):

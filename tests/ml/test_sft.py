@@ -15,6 +15,7 @@ from ml.sft import (
     buckets,
     collate,
     encode_episode,
+    encode_views,
     erroneous_steps,
     reference_episodes,
     step_messages,
@@ -125,6 +126,29 @@ def test_masked_turns_receive_no_gradient(tokenizer, tiny_model_config, mistake_
     assert all(torch.equal(a, b) for a, b in zip(loss_grads(batch.labels), loss_grads(labels), strict=True))
 
 
+def test_each_turn_is_trained_under_the_tools_it_was_offered(tokenizer, tiny_model_config):
+    """Loading a skill adds its tools: the turn before sees the short list, as generation shows it."""
+    cfg = SFTConfig(model=tiny_model_config)
+    task = catalog().templates["apps.skill_revoke_permissions"].instantiate(3)
+    ep = reference_episodes([task], [ReferenceStyle()])[0]
+    first, later = set(ep.steps[0].tools), set(ep.steps[1].tools)
+    assert first < later and "set_app_permission" in later - first
+    views = encode_views(ep, tokenizer, cfg)
+    assert len(views) == 2
+    texts = [tokenizer.decode(v.ids, skip_special_tokens=False) for v in views]
+    assert "set_app_permission(" not in texts[0] and "set_app_permission(" in texts[1]
+    # Every turn is trained exactly once, under its own tool list.
+    trained = [{t.message for t in v.turns if sum(v.mask[t.start:t.end])} for v in views]
+    assert trained[0] == {step_messages(ep)[0]} and trained[0].isdisjoint(trained[1])
+    assert trained[0] | trained[1] == {t.message for t in encode_episode(ep, tokenizer, cfg).turns}
+    # Episodes recorded before per-turn tool lists (or with one list throughout) stay one sequence.
+    d = ep.to_dict()
+    for step in d["steps"]:
+        step.pop("tools")
+    (whole,) = encode_views(d, tokenizer, cfg)
+    assert whole.ids == encode_episode(ep, tokenizer, cfg).ids
+
+
 def test_resume_continues_exactly(tokenizer, tiny_model_config, tmp_path, mistake_episode):
     eps = [mistake_episode] * 3
     base = dict(model=tiny_model_config, seq_len=1024, batch_rows=1, max_steps=6, warmup_steps=2, save_every=3)
@@ -162,7 +186,7 @@ def test_sft_overfits_twenty_episodes_then_solves_them(word_tokenizer, tiny_mode
     eps = reference_episodes(tasks, [ReferenceStyle()])
     assert len(eps) == 20 and all(e.verdict.success for e in eps)
     cfg = SFTConfig(model=tiny_model_config, seq_len=1024, batch_rows=16, max_steps=100, lr=1e-2, min_lr=1e-3,
-                    warmup_steps=5)
+                    warmup_steps=5, swap_share=0.0)  # memorise these very episodes: no invented values
     losses = []
     res = train_sft(eps, cfg, tokenizer=tokenizer, on_metrics=lambda m: losses.append(m["loss"]))
     assert res.loss < 0.05, losses
