@@ -64,7 +64,7 @@ def swap_plan(task: dict[str, Any], rng: random.Random) -> dict[str, str]:
             plan[v] = new
         elif isinstance(v, int | float):
             text = str(v).lstrip("-")
-            if len(text.replace(".", "")) >= 2 and re.search(rf"(?<![\d.]){re.escape(text)}(?![\d])", instruction):
+            if len(text.replace(".", "")) >= 2 and _pattern({text: text}).search(instruction):
                 plan.setdefault(text, invented_number(text, rng))
         taken.update(plan.values())
     return plan
@@ -84,8 +84,8 @@ def _pattern(plan: dict[str, str]) -> re.Pattern[str]:
 def swap_values(episode: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     """A copy of ``episode`` (a contract Episode dict) with its task's values swapped in every message.
 
-    Only ``messages`` and the task's ``instruction``/``params`` change (steps, verdict and costs are
-    kept: the swap renames, it does not change what happened). An episode with nothing to swap is
+    Only ``messages`` and the task's ``instruction`` change (params, steps, verdict and costs are
+    kept: they are what the verifier saw, and training reads only the messages). An episode with nothing to swap is
     returned unchanged (the same object).
     """
     task = episode.get("task") or {}

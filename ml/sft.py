@@ -107,12 +107,12 @@ def encode_views(ep: Episode | dict[str, Any], tokenizer: Any, cfg: SFTConfig) -
     """
     d = _as_dict(ep)
     steps = d.get("steps", [])
-    final = d.get("tools", [])
-    by_name = {tool_dict(t)["name"]: t for t in final}
-    final_key = tuple(by_name)
-    keys = [tuple(s.get("tools") or ()) or final_key for s in steps]
-    if len(set(keys)) <= 1 or any(n not in by_name for k in keys for n in k):
+    if not steps:
         return [encode_episode(d, tokenizer, cfg)]
+    by_name = {tool_dict(t)["name"]: t for t in d.get("tools", [])}
+    keys = [tuple(s.get("tools") or by_name) for s in steps]
+    if any(n not in by_name for k in keys for n in k):  # a record whose tool specs are incomplete
+        keys = [tuple(by_name)] * len(steps)
     msg_of = step_messages(d)
     bad = erroneous_steps(d, cfg)
     runs: list[list[int]] = []
