@@ -4,7 +4,10 @@
 
 Trains a tokenizer and a from-scratch SFT checkpoint on reference-solver episodes (training seeds
 only), then from that same checkpoint runs plain GRPO and CARE with equal budgets (the same
-iteration cap and wall-clock minutes), and evaluates all four on the held-out split over
+iteration cap and wall-clock minutes) on tasks drawn from the SFT data's own instances (where the
+cold-started policy has some competence, so groups carry signal and CARE's competence-aware
+schedules can engage; ``--rl-seeds FIRST:END`` draws fresh training instances instead), and
+evaluates all four on the held-out split over
 ``--seeds`` evaluation seeds. Prints per planner: ``overall=`` and per-category scores (mean ±
 std), ``mean_output_tokens=`` (shared estimate scale), ``mean_tool_calls=``, cost per 1,000 tasks
 and wall time; then the Markdown table. Targets (issue 5): SFT >= 60% of the reference's Overall;
@@ -49,6 +52,8 @@ def main() -> int:
                     help="shares of the concise, verbose, redundant-checks and mistake styles (one per instance)")
     ap.add_argument("--swap-share", type=float, default=0.0,
                     help="share of SFT episodes with their task values swapped for invented ones (ml.augment)")
+    ap.add_argument("--rl-seeds", default="sft",
+                    help="instance seeds of the RL tasks: 'sft' (the SFT data's instances) or FIRST:END")
     ap.add_argument("--model", default="{}", help="ModelConfig overrides as JSON (default: the CPU default)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--sft-batch-rows", type=int, default=3)
@@ -97,8 +102,11 @@ def main() -> int:
         times = {"sft": res.seconds}
         print(f"sft_done steps={res.step} loss={res.loss:.4f} wall_s={res.seconds:.1f}", flush=True)
 
+    first, _, end = ("100:" + str(100 + args.sft_seeds) if args.rl_seeds == "sft" else args.rl_seeds).partition(":")
+    rl_seeds = tuple(range(int(first), int(end)))
     for mode in ("grpo", "care"):
         cfg = CAREConfig(care=mode == "care", out_dir=str(out / mode), max_minutes=args.rl_minutes,
+                         train_seeds=rl_seeds,
                          iterations=args.rl_iterations, save_every=0, lr=args.rl_lr, tasks_per_iter=args.rl_tasks)
         r = train_care(cfg, init_from=sft_path, on_metrics=lambda m: print(
             f"{m['mode']} it={m['iteration']} success={m['success']:.2f} reward={m['reward']:.3f} "

@@ -337,6 +337,41 @@ def load_state(path: Path) -> dict[str, Any]:
     return torch.load(path / TRAINER_STATE, map_location="cpu", weights_only=True)
 
 
+class EpochData:
+    """The training examples of each epoch, in fixed slots (one per episode view with a loss).
+
+    Without ``cfg.swap_share`` every epoch holds the same encodings. With it, each epoch draws afresh
+    which episodes are swapped and the invented values they get (``ml.augment``), re-encoding only
+    those: a swap fixed once before training would just be memorised like the values it replaced.
+    A swap changes text, never the turns or their tools, so an episode keeps its views and slots, and
+    the batches planned from epoch 0's lengths stay valid (a few tokens longer or shorter).
+    """
+
+    def __init__(self, dicts: list[dict[str, Any]], tokenizer: Any, cfg: SFTConfig):
+        self.dicts, self.tokenizer, self.cfg = dicts, tokenizer, cfg
+        self.views = [encode_views(d, tokenizer, cfg) for d in dicts]
+        self.slots = [(i, j) for i, vs in enumerate(self.views) for j, v in enumerate(vs) if sum(v.mask) > 0]
+        self._epoch = -1
+        self._examples: list[Encoded] = []
+
+    def examples(self, epoch: int) -> list[Encoded]:
+        if epoch == self._epoch:
+            return self._examples
+        fresh: dict[int, list[Encoded]] = {}
+        if self.cfg.swap_share:
+            from ml.augment import swap_values
+
+            rng = random.Random(self.cfg.seed * 1_000_003 + epoch)
+            for i, d in enumerate(self.dicts):
+                if rng.random() < self.cfg.swap_share:
+                    sw = swap_values(d, rng)
+                    if sw is not d:
+                        fresh[i] = encode_views(sw, self.tokenizer, self.cfg)
+        self._examples = [(fresh.get(i) or self.views[i])[j] for i, j in self.slots]
+        self._epoch = epoch
+        return self._examples
+
+
 @dataclass
 class SFTResult:
     model: Any
@@ -390,13 +425,8 @@ def train_sft(
         dicts = [d for d in dicts if (d.get("verdict") or {}).get("success")]
     if not dicts:
         raise ValueError("no training episodes (with only_successful, every episode needs a successful verdict)")
-    if cfg.swap_share:
-        from ml.augment import swap_values
-
-        aug = random.Random(cfg.seed)
-        dicts = [swap_values(d, aug) if aug.random() < cfg.swap_share else d for d in dicts]
-    examples = [x for d in dicts for x in encode_views(d, tokenizer, cfg)]
-    examples = [e for e in examples if sum(e.mask) > 0]
+    data = EpochData(dicts, tokenizer, cfg)
+    examples = data.examples(0)
     if cfg.batching == "pack":
         rows = pack(examples, cfg.seq_len)
         per_epoch = math.ceil(len(rows) / cfg.batch_rows)
@@ -444,7 +474,8 @@ def train_sft(
         epoch, k = divmod(step, per_epoch)
         if cfg.epochs_cap and epoch >= cfg.epochs_cap:
             break
-        batch = collate(examples, [rows[i] for i in epoch_batches(epoch)[k]], cfg.seq_len, tokenizer.pad_token_id)
+        batch = collate(data.examples(epoch), [rows[i] for i in epoch_batches(epoch)[k]], cfg.seq_len,
+                        tokenizer.pad_token_id)
         batch = Batch(batch.input_ids.to(device), batch.labels.to(device), batch.position_ids.to(device),
                       batch.tokens, batch.packed)
         lr = lr_at(step, cfg, time.perf_counter() - t0)

@@ -55,3 +55,21 @@ def test_lowercase_enum_values_and_booleans_stay_and_a_task_without_names_is_ret
     assert d["task"]["params"]["lang"] in plan and d["task"]["params"]["size"] not in plan
     bare = dict(d, task=dict(d["task"], params={"on": True, "size": "large"}))
     assert swap_values(bare, random.Random(0)) is bare
+
+
+def test_each_epoch_draws_new_swaps_into_the_same_slots(tokenizer):
+    from ml.sft import EpochData, encode_views
+    from ml.sft_config import SFTConfig
+
+    eps = [episode("apps.gui_clear_cache_or_stop", 3), episode("apps.gui_clear_cache_or_stop", 4),
+           episode("accessibility.captions_then_audio", 3)]
+    plain = EpochData(eps, tokenizer, SFTConfig())
+    assert plain.examples(0) == plain.examples(5)  # no swap: every epoch the same encodings
+    data = EpochData(eps, tokenizer, SFTConfig(swap_share=1.0))
+    e0, e1 = [list(data.examples(k)) for k in (0, 1)]
+    assert len(e0) == len(e1) == len(data.slots)
+    originals = [x.ids for d in eps for x in encode_views(d, tokenizer, SFTConfig())]
+    for a, b, orig in zip(e0, e1, originals, strict=True):
+        assert a.ids != orig and a.ids != b.ids  # swapped, and swapped differently in the next epoch
+        assert sum(a.mask) > 0 and sum(b.mask) > 0
+    assert [x.ids for x in data.examples(0)] == [x.ids for x in e0]  # an epoch's draw is reproducible
