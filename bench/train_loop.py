@@ -58,6 +58,7 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--sft-batch-rows", type=int, default=3)
     ap.add_argument("--rl-lr", type=float, default=2e-4)
+    ap.add_argument("--rl-temperature", type=float, default=CAREConfig.temperature, help="rollout sampling temperature")
     ap.add_argument("--rl-tasks", type=int, default=4, help="tasks per RL iteration (x group size 4)")
     ap.add_argument("--sft-checkpoint", default="", help="reuse this SFT checkpoint instead of training one")
     ap.add_argument("--out", default="var/bench/train_loop")
@@ -106,7 +107,7 @@ def main() -> int:
     rl_seeds = tuple(range(int(first), int(end)))
     for mode in ("grpo", "care"):
         cfg = CAREConfig(care=mode == "care", out_dir=str(out / mode), max_minutes=args.rl_minutes,
-                         train_seeds=rl_seeds,
+                         train_seeds=rl_seeds, temperature=args.rl_temperature,
                          iterations=args.rl_iterations, save_every=0, lr=args.rl_lr, tasks_per_iter=args.rl_tasks)
         r = train_care(cfg, init_from=sft_path, on_metrics=lambda m: print(
             f"{m['mode']} it={m['iteration']} success={m['success']:.2f} reward={m['reward']:.3f} "
