@@ -44,7 +44,7 @@ def main() -> int:
     ap.add_argument("--rl-minutes", type=float, default=5.0, help="budget of GRPO and of CARE (each)")
     ap.add_argument("--rl-iterations", type=int, default=1000, help="iteration cap of GRPO and of CARE (each)")
     ap.add_argument("--minutes", type=float, default=0.0,
-                    help="total training budget; if set, split 50% SFT / 25% GRPO / 25% CARE")
+                    help="total training budget; if set, split 50%% SFT / 25%% GRPO / 25%% CARE")
     ap.add_argument("--sft-seeds", type=int, default=24, help="instances per template in the SFT data")
     ap.add_argument("--all-styles", action="store_true",
                     help="play every instance in all four reference styles instead of one style per instance")
@@ -71,6 +71,7 @@ def main() -> int:
     torch.set_num_threads(args.threads)
     out = Path(args.out)
     t_all = time.perf_counter()
+    sft_seeds = range(100, 100 + args.sft_seeds)  # instance seeds of the SFT data
     ecfg = EvalConfig(seeds=tuple(range(args.seeds)), per_category=args.per_category)
 
     t0 = time.perf_counter()
@@ -87,7 +88,7 @@ def main() -> int:
     else:
         tok = build_tokenizer(TokenizerConfig())
         weights = None if args.all_styles else [float(w) for w in args.style_weights.split(",")]
-        eps = reference_episodes(training_tasks(range(100, 100 + args.sft_seeds)), rotate=not args.all_styles,
+        eps = reference_episodes(training_tasks(sft_seeds), rotate=not args.all_styles,
                                  weights=weights)
         styles = Counter(e.planner for e in eps)
         print(f"data episodes={len(eps)} styles={dict(styles)} tokenizer_vocab={len(tok)} "
@@ -103,8 +104,11 @@ def main() -> int:
         times = {"sft": res.seconds}
         print(f"sft_done steps={res.step} loss={res.loss:.4f} wall_s={res.seconds:.1f}", flush=True)
 
-    first, _, end = ("100:" + str(100 + args.sft_seeds) if args.rl_seeds == "sft" else args.rl_seeds).partition(":")
-    rl_seeds = tuple(range(int(first), int(end)))
+    if args.rl_seeds == "sft":
+        rl_seeds = tuple(sft_seeds)
+    else:
+        first, _, end = args.rl_seeds.partition(":")
+        rl_seeds = tuple(range(int(first), int(end)))
     for mode in ("grpo", "care"):
         cfg = CAREConfig(care=mode == "care", out_dir=str(out / mode), max_minutes=args.rl_minutes,
                          train_seeds=rl_seeds, temperature=args.rl_temperature,
