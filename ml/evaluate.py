@@ -13,6 +13,7 @@ records its id, so evaluations of one planner under different harnesses stay apa
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from collections.abc import Callable
@@ -20,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from devices.virtual.tasks import CATEGORIES
-from harness.contract import Episode
+from harness.contract import Episode, PlannerTurn
 from harness.parse import estimate_tokens, render_turn
 from harness.version import HarnessVersion
 from ml.chat import raise_field_errors
@@ -155,3 +156,57 @@ def markdown_table(reports: list[EvalReport]) -> str:
         rows.append(f"| {r.planner} | " + " | ".join(cells) + f" | {r.mean['mean_output_tokens']:.1f} | "
                     f"{r.mean['mean_tool_calls']:.2f} | {r.mean['cost_per_1k_tasks']:.4f} |")
     return "\n".join(rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# Where a failed episode left the reference
+
+
+def call_keys(calls: list[Any]) -> list[str]:
+    """A turn's calls (ToolCalls or their dicts) as canonical strings, order-free: same list = same calls."""
+    keys = []
+    for c in calls:
+        d = c.to_dict() if hasattr(c, "to_dict") else c
+        keys.append(json.dumps([d.get("name"), d.get("arguments") or {}], sort_keys=True, ensure_ascii=False))
+    return sorted(keys)
+
+
+def call_names(calls: list[Any]) -> list[str]:
+    return sorted((c.to_dict() if hasattr(c, "to_dict") else c).get("name", "") for c in calls)
+
+
+DIVERGENCES = ("parse_error", "stopped_early", "extra_call", "wrong_tool", "wrong_value", "after_reference")
+
+
+def turn_divergence(turn: PlannerTurn, ref: PlannerTurn | None) -> str:
+    """How ``turn`` differs from the reference's turn at the same point ("" when it issues the same calls).
+
+    parse_error: the output did not parse; stopped_early: answered where the reference called a tool;
+    extra_call: called a tool where the reference answered (or ran past the reference's last turn);
+    wrong_tool: a different set of tool names; wrong_value: the same tools with different arguments.
+    """
+    if turn.parse_errors:
+        return "parse_error"
+    mine, theirs = turn.tool_calls, ref.tool_calls if ref is not None else []
+    if call_keys(mine) == call_keys(theirs):
+        return "" if ref is not None else "extra_call"
+    if not mine:
+        return "stopped_early"
+    if not theirs:
+        return "extra_call"
+    return "wrong_tool" if call_names(mine) != call_names(theirs) else "wrong_value"
+
+
+def first_divergence(episode: Episode, reference: Episode) -> tuple[int, str]:
+    """(step index, kind) of the first turn where ``episode`` leaves ``reference`` (same task, same harness).
+
+    Tool results are deterministic for a given task instance, so while the calls agree both episodes see
+    the same context. ``after_reference`` means every turn matched the reference's calls (the difference is
+    in the final answer's text or in later user turns); its index is the last compared step.
+    """
+    for i, step in enumerate(episode.steps):
+        ref = reference.steps[i].turn if i < len(reference.steps) else None
+        kind = turn_divergence(step.turn, ref)
+        if kind:
+            return i, kind
+    return max(0, len(episode.steps) - 1), "after_reference"

@@ -54,3 +54,46 @@ def test_episodes_run_under_the_given_harness_and_the_report_names_it():
     assert report.harness == terse.id != HarnessVersion.default().id and f"harness={terse.id}" in report.line()
     assert seen and set(seen) == {"Answer in one word."}
     assert evaluate(lambda seed: ReferenceSolver(), cfg).harness == HarnessVersion.default().id
+
+
+def _reference_episode():
+    from harness.episode import run_episodes
+
+    tasks = [t for t in seed_tasks(EvalConfig(per_category=4), 0) if t.category == "memory"]
+    ep = next(e for e in run_episodes(tasks, ReferenceSolver()) if len(e.steps) >= 3)
+    return ep
+
+
+def test_first_divergence_names_the_first_turn_that_leaves_the_reference():
+    from harness.contract import Episode, PlannerTurn, Step, ToolCall
+    from ml.evaluate import call_keys, first_divergence
+
+    ref = _reference_episode()
+    copy = lambda: Episode.from_dict(ref.to_dict())  # noqa: E731
+    assert first_divergence(copy(), ref) == (len(ref.steps) - 1, "after_reference")
+
+    calls_at = next(i for i, s in enumerate(ref.steps) if s.turn.tool_calls and i > 0)
+    ep = copy()
+    call = ep.steps[calls_at].turn.tool_calls[0]
+    call.arguments = {**call.arguments, "invented": 1}
+    assert first_divergence(ep, ref) == (calls_at, "wrong_value")
+    ep.steps[calls_at].turn.tool_calls[0].name = "no_such_tool"
+    assert first_divergence(ep, ref) == (calls_at, "wrong_tool")
+
+    ep = copy()
+    ep.steps[0].turn = PlannerTurn(content="Done.")
+    assert first_divergence(ep, ref) == (0, "stopped_early")
+    ep.steps[0].turn = PlannerTurn(raw="<tool_call>{oops", parse_errors=["bad json"])
+    assert first_divergence(ep, ref) == (0, "parse_error")
+
+    ep = copy()  # every reference turn matched, then one more call
+    extra = PlannerTurn(tool_calls=[ToolCall(id="c9", name="list_alarms")])
+    ep.steps[-1].turn = extra
+    assert first_divergence(ep, ref) == (len(ref.steps) - 1, "extra_call")
+    ep.steps.append(Step(index=len(ep.steps), turn=extra))
+    assert first_divergence(ep, ref)[1] == "extra_call"
+
+    # the order of parallel calls does not matter; the arguments do
+    a, b = ToolCall("1", "x", {"k": 1}), ToolCall("2", "y", {})
+    assert call_keys([a, b]) == call_keys([b.to_dict(), a.to_dict()])
+    assert call_keys([a]) != call_keys([ToolCall("1", "x", {"k": 2})])
