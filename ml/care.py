@@ -15,6 +15,14 @@ from typing import Any
 
 from ml.care_config import CAREConfig, Schedule
 
+# Per-token bounds of the KL term: the log-ratio is clipped to ±KL_LOG_RATIO_CAP and k3 to KL_TOKEN_CAP.
+# A token the policy has made nearly impossible while the reference still likes it gives
+# exp(ref − logp) in the thousands (a 1.1M model once logged a batch-mean k3 of 11,076), and that
+# one term swamps the policy gradient of the whole batch. Clipped, such a token adds at most
+# β·KL_TOKEN_CAP to the loss and no gradient (as verl's low_var_kl does).
+KL_LOG_RATIO_CAP = 20.0
+KL_TOKEN_CAP = 10.0
+
 
 @dataclass
 class Rollout:
@@ -283,7 +291,7 @@ def policy_loss(
     replies, prompts and padding are 0). With ρ_t = exp(logp_t − old_logp_t)::
 
         L = Σ_t mask_t · [ −min(ρ_t·A_t, clip(ρ_t, 1−ε_low, 1+ε_high)·A_t) + β·k3_t ] / Σ_t mask_t
-        k3_t = exp(ref_t − logp_t) − (ref_t − logp_t) − 1
+        k3_t = min(exp(d_t) − d_t − 1, KL_TOKEN_CAP),  d_t = clip(ref_t − logp_t, ±KL_LOG_RATIO_CAP)
 
     Averaging over all tokens of the batch (not per sequence first) weighs every token alike, so
     long rollouts are not under-weighted (DAPO).
@@ -299,8 +307,8 @@ def policy_loss(
     loss_t = pg
     k3 = None
     if ref_logp is not None and kl_coef > 0:
-        d = ref_logp - logp
-        k3 = torch.exp(d) - d - 1.0
+        d = torch.clamp(ref_logp - logp, -KL_LOG_RATIO_CAP, KL_LOG_RATIO_CAP)
+        k3 = torch.clamp(torch.exp(d) - d - 1.0, max=KL_TOKEN_CAP)
         loss_t = loss_t + kl_coef * k3
     loss = (loss_t * m).sum() / n
     with torch.no_grad():

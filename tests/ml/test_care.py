@@ -152,6 +152,24 @@ def test_policy_loss_clip_higher_and_kl():
     assert float(loss) == pytest.approx(-1.0)
 
 
+def test_kl_term_is_bounded_per_token():
+    from ml.care import KL_TOKEN_CAP
+
+    mask = torch.ones(1, 3)
+    adv = torch.zeros(1, 3)
+    ref = torch.zeros(1, 3)
+    # d = ref - logp: 1 (k3 = e - 2), 12 (exp(12) - 13 ~ 162,742 uncapped) and 300 (overflows to inf uncapped)
+    logp = torch.tensor([[-1.0, -12.0, -300.0]], requires_grad=True)
+    loss, info = policy_loss(logp, logp.detach(), adv, mask, eps_low=0.2, eps_high=0.28, ref_logp=ref, kl_coef=1.0)
+    assert info["kl"] == pytest.approx((math.e - 2 + 2 * KL_TOKEN_CAP) / 3)
+    loss.backward()
+    grad = logp.grad[0]
+    assert torch.isfinite(grad).all()
+    # the in-range token keeps its KL gradient d k3 / d logp = (1 - e^d) / 3; the capped ones get none
+    assert float(grad[0]) == pytest.approx((1 - math.e) / 3)
+    assert float(grad[1]) == 0.0 and float(grad[2]) == 0.0
+
+
 def test_one_care_step_raises_the_success_probability(tokenizer, tiny_model_config):
     from ml.care_trainer import token_logprobs
     from ml.model import build_model
