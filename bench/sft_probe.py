@@ -36,7 +36,7 @@ from harness.episode import run_episodes  # noqa: E402
 from harness.reference import ReferenceSolver  # noqa: E402
 from ml.backends import TransformersPlanner  # noqa: E402
 from ml.chat import encode_prompt, tool_dict  # noqa: E402
-from ml.evaluate import call_keys, call_names, first_divergence  # noqa: E402
+from ml.evaluate import DIVERGENCES, call_keys, call_names, first_divergence  # noqa: E402
 from ml.model import chat_format_of, load_checkpoint  # noqa: E402
 from ml.sft import encode_views, step_messages, training_tasks  # noqa: E402
 from ml.sft_config import SFTConfig  # noqa: E402
@@ -132,7 +132,7 @@ def main() -> int:
             examples.append((ep.task.get("id", ""), call_keys(ref.steps[i].turn.tool_calls),
                              call_keys(ep.steps[i].turn.tool_calls)))
     print(f"closed_loop_success={sum(ok) / max(len(ok), 1):.3f} failed={len(ok) - sum(ok)} "
-          f"first_divergence={dict(kinds.most_common())}")
+          f"first_divergence={ {k: kinds[k] for k in DIVERGENCES} }")
     for tid, want, got in examples:
         print(f"  wrong_value task={tid}\n    reference={want}\n    model    ={got}")
 
