@@ -35,10 +35,10 @@ from harness.bench import suite_tasks  # noqa: E402
 from harness.episode import run_episodes  # noqa: E402
 from harness.reference import ReferenceSolver  # noqa: E402
 from ml.backends import TransformersPlanner  # noqa: E402
-from ml.chat import encode_prompt, tool_dict  # noqa: E402
+from ml.chat import encode_prompt  # noqa: E402
 from ml.evaluate import DIVERGENCES, call_keys, call_names, first_divergence  # noqa: E402
 from ml.model import chat_format_of, load_checkpoint  # noqa: E402
-from ml.sft import encode_views, step_messages, training_tasks  # noqa: E402
+from ml.sft import encode_views, step_messages, step_tools, training_tasks  # noqa: E402
 from ml.sft_config import SFTConfig  # noqa: E402
 
 
@@ -67,9 +67,7 @@ def teacher_forced(planner: TransformersPlanner, episodes, fmt) -> list[tuple[st
     episode (a reference answer turn is matched by an answer: no calls)."""
     prompts, truth = [], []
     for ep in episodes:
-        by_name = {tool_dict(t)["name"]: t for t in ep.tools}
-        for step, m in zip(ep.steps, step_messages(ep), strict=True):
-            tools = [by_name[n] for n in step.tools if n in by_name] or list(ep.tools)
+        for step, m, tools in zip(ep.steps, step_messages(ep), step_tools(ep), strict=True):
             prompts.append(encode_prompt(ep.messages[:m], tools, planner.tokenizer, fmt))
             truth.append((ep.task.get("category", ""), step.turn.tool_calls))
     out = []

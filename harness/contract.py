@@ -64,6 +64,10 @@ class ToolCall:
     name: str
     arguments: dict[str, Any] = field(default_factory=dict)
 
+    def key(self) -> str:
+        """What the call does, without its id: equal keys = the same tool with the same arguments."""
+        return json.dumps([self.name, self.arguments], sort_keys=True, ensure_ascii=False, default=str)
+
     def to_openai(self) -> dict[str, Any]:
         return {
             "id": self.id,

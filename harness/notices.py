@@ -10,7 +10,6 @@ Rule kinds (each a dict in ``HarnessVersion.notice_rules``; ``text`` is a format
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -36,7 +35,7 @@ class NoticeTracker:
         for rec in calls:
             name = rec.call.name
             if not self.read_only(name):
-                key = name + json.dumps(rec.call.arguments, sort_keys=True, default=str)
+                key = rec.call.key()
                 self.calls[key] = self.calls.get(key, 0) + 1
                 touched_call[key] = name
             if not rec.result.success:

@@ -13,7 +13,6 @@ records its id, so evaluations of one planner under different harnesses stay apa
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Callable
@@ -21,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from devices.virtual.tasks import CATEGORIES
-from harness.contract import Episode, PlannerTurn
+from harness.contract import Episode, PlannerTurn, ToolCall
 from harness.parse import estimate_tokens, render_turn
 from harness.version import HarnessVersion
 from ml.chat import raise_field_errors
@@ -162,17 +161,17 @@ def markdown_table(reports: list[EvalReport]) -> str:
 # Where a failed episode left the reference
 
 
-def call_keys(calls: list[Any]) -> list[str]:
-    """A turn's calls (ToolCalls or their dicts) as canonical strings, order-free: same list = same calls."""
-    keys = []
-    for c in calls:
-        d = c.to_dict() if hasattr(c, "to_dict") else c
-        keys.append(json.dumps([d.get("name"), d.get("arguments") or {}], sort_keys=True, ensure_ascii=False))
-    return sorted(keys)
+def _calls(calls: list[ToolCall | dict[str, Any]]) -> list[ToolCall]:
+    return [c if isinstance(c, ToolCall) else ToolCall.from_dict(c) for c in calls]
 
 
-def call_names(calls: list[Any]) -> list[str]:
-    return sorted((c.to_dict() if hasattr(c, "to_dict") else c).get("name", "") for c in calls)
+def call_keys(calls: list[ToolCall | dict[str, Any]]) -> list[str]:
+    """A turn's calls (ToolCalls or their dicts) as ``ToolCall.key``s, order-free: same list = same calls."""
+    return sorted(c.key() for c in _calls(calls))
+
+
+def call_names(calls: list[ToolCall | dict[str, Any]]) -> list[str]:
+    return sorted(c.name for c in _calls(calls))
 
 
 DIVERGENCES = ("parse_error", "stopped_early", "extra_call", "wrong_tool", "wrong_value", "after_reference")

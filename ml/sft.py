@@ -95,6 +95,20 @@ def encode_episode(ep: Episode | dict[str, Any], tokenizer: Any, cfg: SFTConfig)
     return encode_conversation(d["messages"], d.get("tools", []), tokenizer, cfg.chat, train_messages=train)
 
 
+def step_tools(ep: Episode | dict[str, Any]) -> list[list[Any]]:
+    """The tool specs each step was offered (``step["tools"]`` names, resolved against the episode's tools).
+
+    Steps that predate per-turn tool records, or an episode whose records name a tool it has no spec
+    for, get the episode's whole tool list for every step.
+    """
+    d = _as_dict(ep)
+    by_name = {tool_dict(t)["name"]: t for t in d.get("tools", [])}
+    names = [s.get("tools") or list(by_name) for s in d.get("steps", [])]
+    if any(n not in by_name for k in names for n in k):
+        names = [list(by_name)] * len(names)
+    return [[by_name[n] for n in k] for k in names]
+
+
 def encode_views(ep: Episode | dict[str, Any], tokenizer: Any, cfg: SFTConfig) -> list[Encoded]:
     """The episode's training sequences, each turn rendered with the tools it was actually offered.
 
@@ -109,10 +123,8 @@ def encode_views(ep: Episode | dict[str, Any], tokenizer: Any, cfg: SFTConfig) -
     steps = d.get("steps", [])
     if not steps:
         return [encode_episode(d, tokenizer, cfg)]
-    by_name = {tool_dict(t)["name"]: t for t in d.get("tools", [])}
-    keys = [tuple(s.get("tools") or by_name) for s in steps]
-    if any(n not in by_name for k in keys for n in k):  # a record whose tool specs are incomplete
-        keys = [tuple(by_name)] * len(steps)
+    tools_of = step_tools(d)
+    keys = [tuple(tool_dict(t)["name"] for t in tools) for tools in tools_of]
     msg_of = step_messages(d)
     bad = erroneous_steps(d, cfg)
     runs: list[list[int]] = []
@@ -125,8 +137,8 @@ def encode_views(ep: Episode | dict[str, Any], tokenizer: Any, cfg: SFTConfig) -
     for n, run in enumerate(runs):
         end = len(d["messages"]) if n == len(runs) - 1 else msg_of[run[-1]] + 1
         train = {msg_of[i] for i in run if i not in bad}
-        tools = [by_name[name] for name in keys[run[0]]]
-        out.append(encode_conversation(d["messages"][:end], tools, tokenizer, cfg.chat, train_messages=train))
+        out.append(encode_conversation(d["messages"][:end], tools_of[run[0]], tokenizer, cfg.chat,
+                                       train_messages=train))
     return out
 
 
