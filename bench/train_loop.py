@@ -50,7 +50,7 @@ def main() -> int:
                     help="play every instance in all four reference styles instead of one style per instance")
     ap.add_argument("--style-weights", default="0.55,0.1,0.2,0.15",
                     help="shares of the concise, verbose, redundant-checks and mistake styles (one per instance)")
-    ap.add_argument("--swap-share", type=float, default=0.0,
+    ap.add_argument("--swap-share", type=float, default=SFTConfig.swap_share,
                     help="share of SFT episodes with their task values swapped for invented ones (ml.augment)")
     ap.add_argument("--rl-seeds", default="sft",
                     help="instance seeds of the RL tasks: 'sft' (the SFT data's instances) or FIRST:END")

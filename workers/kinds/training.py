@@ -126,6 +126,9 @@ class SFTRunConfig:
         "help": "bucket: episodes of similar length per batch (fastest on CPU); pack: episodes packed into rows"})
     batch_rows: int = field(default=8, metadata={"help": "rows per step (bucketing: at most rows x seq_len tokens)"})
     seq_len: int = field(default=1024, metadata={"help": "row length in tokens"})
+    swap_share: float = field(default=0.5, metadata={
+        "min": 0, "max": 1, "help": "share of episodes per epoch with their task values swapped for invented ones, "
+                                    "so arguments are learnt by copying (ml.augment; 0 = off)"})
     save_every: int = field(default=100, metadata={"help": "steps between checkpoints (0 = only at the end)"})
     log_every: int = field(default=10, metadata={"help": "steps between metrics points"})
     seed: int = field(default=0, metadata={"help": "data order and init seed"})
@@ -138,8 +141,8 @@ class SFTRunConfig:
         return SFTConfig(
             max_steps=self.max_steps, max_minutes=self.minutes, lr=self.lr, min_lr=self.min_lr,
             warmup_steps=self.warmup_steps, batching=self.batching, batch_rows=self.batch_rows, seq_len=self.seq_len,
-            save_every=self.save_every, log_every=self.log_every, seed=self.seed, threads=self.threads,
-            out_dir=out_dir, model=ModelConfig(**MODEL_SIZES.get(self.model_size, {})))
+            swap_share=self.swap_share, save_every=self.save_every, log_every=self.log_every, seed=self.seed,
+            threads=self.threads, out_dir=out_dir, model=ModelConfig(**MODEL_SIZES.get(self.model_size, {})))
 
     def validate(self) -> dict[str, list[str]]:
         errors: dict[str, list[str]] = {}
