@@ -4,17 +4,29 @@ A from-scratch model first lowers its loss on a call's arguments by learning eac
 pool (``"language": "French"`` is a fair guess for any captions request), and only much later by
 copying the value from the request. Held-out tasks then get the right tool with a wrong value
 (German → French, Strava → Spotify). ``swap_values`` rewrites an episode so that guessing cannot
-work: every name-like value of the task's parameters (a capitalised string such as an app, city,
-language or contact, also inside lists) and every multi-digit number the request states is replaced,
-consistently in every message (request, reasoning, call arguments, tool replies, final answer), by a
-fresh invented one. The episode stays coherent text; its only new content is values that occur
-nowhere else, so its loss on them falls only by copying.
+work. Three kinds of the task's parameter values (also inside lists) are replaced, consistently in
+every message (request, reasoning, call arguments, tool replies, final answer), by fresh invented ones:
+
+- name-like values: a capitalised string such as an app, city, language or contact;
+- numbers of two or more digits that the episode states in the request, a later user turn or a tool
+  reply (a tip percentage read from memory as well as a total typed in the request); a number inside a
+  date or time (``2026-12-10``, ``10:00``) is left alone;
+- free words and short phrases (letters, spaces, hyphens, apostrophes; up to six words) that the
+  request, a user turn or a tool reply states, matched regardless of case (``eloquent``, a title
+  "Book club", a reminder "pick up the dry cleaning"), provided they occur nowhere in the fixed
+  vocabulary: the system prompt and the offered tool schemas. That keeps enum values (``large``),
+  parameter names and words the tools' descriptions use: those are choices the model must learn,
+  not values it copies. Identifiers with digits or underscores (``note_0049``, ``c5``) are kept.
+
+The episode stays coherent text; its only new content is values that occur nowhere else, so its loss
+on them falls only by copying.
 
 Pure Python; applied to the training data only (never to evaluation).
 """
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from typing import Any
@@ -22,6 +34,7 @@ from typing import Any
 SYLLABLES = ("ka", "lo", "mir", "ven", "to", "ra", "sel", "dun", "bri", "qua", "nor", "fe", "zan", "pol", "tir",
              "mo", "gal", "rue", "shi", "ber", "vin", "da", "lek", "os", "tam", "pri", "hul", "ne", "cor", "jas")
 NAME = re.compile(r"^[A-Z][A-Za-z]{2,}(?: [A-Z][A-Za-z]+)*$")
+FREE = re.compile(r"^[A-Za-z][A-Za-z'-]*(?: [A-Za-z][A-Za-z'-]*){0,5}$")
 
 
 def invented_name(rng: random.Random) -> str:
@@ -42,6 +55,24 @@ def invented_number(value: str, rng: random.Random) -> str:
             return out
 
 
+def invented_phrase(value: str, rng: random.Random) -> str:
+    """``value`` with each word of four or more letters (every word, if none is that long) replaced by an
+    invented one of the same capitalisation; short words ("at", "the") are kept so a phrase stays a phrase."""
+    words = value.split(" ")
+    short = max(len(w) for w in words) < 4
+    out = []
+    for w in words:
+        if short or len(w) >= 4:
+            new = "".join(rng.choice(SYLLABLES) for _ in range(rng.choice((2, 3))))
+            w = new.capitalize() if w[0].isupper() else new
+        out.append(w)
+    return " ".join(out)
+
+
+def _stated(value: str, text: str, *, ignore_case: bool = False) -> bool:
+    return re.search(_pattern({value: value}).pattern, text, re.IGNORECASE if ignore_case else 0) is not None
+
+
 def _values(params: dict[str, Any]) -> list[Any]:
     out: list[Any] = []
     for v in params.values():
@@ -49,9 +80,14 @@ def _values(params: dict[str, Any]) -> list[Any]:
     return out
 
 
-def swap_plan(task: dict[str, Any], rng: random.Random) -> dict[str, str]:
-    """Old value -> invented value, for the task's name-like values and the multi-digit numbers its request states."""
-    instruction = task.get("instruction", "")
+def swap_plan(task: dict[str, Any], rng: random.Random, context: str | None = None, fixed: str = "") -> dict[str, str]:
+    """Old value -> invented value for the task's swappable values (see the module docstring).
+
+    ``context`` is the text where a number or free word must be stated to be swapped (default: the
+    request alone); ``fixed`` the fixed vocabulary, where a free word must not occur. Names are
+    matched case-sensitively, free words regardless of case (their keys are kept as the task has them).
+    """
+    context = task.get("instruction", "") if context is None else context
     plan: dict[str, str] = {}
     taken = set()
     for v in _values(task.get("params") or {}):
@@ -64,21 +100,54 @@ def swap_plan(task: dict[str, Any], rng: random.Random) -> dict[str, str]:
             plan[v] = new
         elif isinstance(v, int | float):
             text = str(v).lstrip("-")
-            if len(text.replace(".", "")) >= 2 and _pattern({text: text}).search(instruction):
+            if len(text.replace(".", "")) >= 2 and _stated(text, context):
                 plan.setdefault(text, invented_number(text, rng))
+        elif (isinstance(v, str) and len(v) >= 3 and FREE.match(v) and v.lower() not in {k.lower() for k in plan}
+              and _stated(v, context, ignore_case=True) and not _stated(v, fixed, ignore_case=True)):
+            new = invented_phrase(v, rng)
+            while new in taken:
+                new = invented_phrase(v, rng)
+            plan[v] = new
         taken.update(plan.values())
     return plan
 
 
+def episode_plan(episode: dict[str, Any], rng: random.Random) -> dict[str, str]:
+    """``swap_plan`` for a contract Episode dict: context is the request, user turns and tool replies;
+    the fixed vocabulary the system prompt and the offered tool schemas."""
+    task = episode.get("task") or {}
+    msgs = episode.get("messages", [])
+    said = [m.get("content") or "" for m in msgs if m.get("role") in ("user", "tool")]
+    system = [m.get("content") or "" for m in msgs if m.get("role") == "system"]
+    fixed = "\n".join(system) + "\n" + json.dumps(episode.get("tools") or [])
+    return swap_plan(task, rng, "\n".join([task.get("instruction", ""), *said]), fixed)
+
+
 def _pattern(plan: dict[str, str]) -> re.Pattern[str]:
-    # Longest first, so "New York" wins over "York"; names match whole words, numbers whole numbers.
+    # Longest first, so "New York" wins over "York"; names and words match whole words, numbers whole
+    # numbers that are not part of a date or time. Free words (not NAME-like) match regardless of case.
     parts = []
     for old in sorted(plan, key=len, reverse=True):
         if old[0].isdigit():
-            parts.append(rf"(?<![\w.]){re.escape(old)}(?![\d]|\.\d)")
-        else:
+            parts.append(rf"(?<![\w.])(?<!\d[-:/]){re.escape(old)}(?!\d|\.\d|[-:/]\d)")
+        elif NAME.match(old):
             parts.append(rf"(?<![\w]){re.escape(old)}(?![\w])")
+        else:
+            parts.append(rf"(?<![\w])(?i:{re.escape(old)})(?![\w])")
     return re.compile("|".join(parts))
+
+
+def _replacer(plan: dict[str, str]):
+    folded = {k.lower(): v for k, v in plan.items()}
+
+    def repl(m: re.Match[str]) -> str:
+        s = m.group(0)
+        if s in plan:
+            return plan[s]
+        new = folded[s.lower()]  # a free word met in another case: give the invention that case's first letter
+        return (new[0].upper() if s[0].isupper() else new[0].lower()) + new[1:]
+
+    return repl
 
 
 def swap_values(episode: dict[str, Any], rng: random.Random) -> dict[str, Any]:
@@ -89,14 +158,14 @@ def swap_values(episode: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     returned unchanged (the same object).
     """
     task = episode.get("task") or {}
-    plan = swap_plan(task, rng)
+    plan = episode_plan(episode, rng)
     if not plan:
         return episode
-    pat = _pattern(plan)
+    pat, repl = _pattern(plan), _replacer(plan)
 
     def swap(x: Any) -> Any:
         if isinstance(x, str):
-            return pat.sub(lambda m: plan[m.group(0)], x)
+            return pat.sub(repl, x)
         if isinstance(x, list):
             return [swap(v) for v in x]
         if isinstance(x, dict):

@@ -7,7 +7,7 @@ import random
 
 from devices.virtual.registry import catalog
 from harness.reference import ReferenceStyle
-from ml.augment import invented_number, swap_plan, swap_values
+from ml.augment import episode_plan, invented_number, swap_plan, swap_values
 from ml.sft import reference_episodes
 
 
@@ -20,7 +20,7 @@ def test_a_name_is_swapped_in_request_call_reply_and_answer_alike():
     app = d["task"]["params"]["app"]
     before = json.dumps(d)
     out = swap_values(d, random.Random(5))
-    new = swap_plan(d["task"], random.Random(5))[app]
+    new = episode_plan(d, random.Random(5))[app]
     assert json.dumps(d) == before  # the input episode is left as it was
     text = json.dumps(out["messages"])
     assert app not in text and new != app
@@ -51,8 +51,10 @@ def test_stated_numbers_get_a_different_number_of_the_same_shape():
 
 def test_lowercase_enum_values_and_booleans_stay_and_a_task_without_names_is_returned_as_is():
     d = episode("accessibility.captions_then_audio", 3)
-    plan = swap_plan(d["task"], random.Random(0))
+    plan = episode_plan(d, random.Random(0))
+    # "large" is an enum value of set_captions: part of the fixed vocabulary, a choice rather than a copy.
     assert d["task"]["params"]["lang"] in plan and d["task"]["params"]["size"] not in plan
+    assert "large" in swap_plan(d["task"], random.Random(0))  # without the fixed vocabulary it would be a free word
     bare = dict(d, task=dict(d["task"], params={"on": True, "size": "large"}))
     assert swap_values(bare, random.Random(0)) is bare
 
@@ -73,3 +75,28 @@ def test_each_epoch_draws_new_swaps_into_the_same_slots(tokenizer):
         assert a.ids != orig and a.ids != b.ids  # swapped, and swapped differently in the next epoch
         assert sum(a.mask) > 0 and sum(b.mask) > 0
     assert [x.ids for x in data.examples(0)] == [x.ids for x in e0]  # an epoch's draw is reproducible
+
+
+def test_a_number_read_from_memory_and_a_free_word_are_swapped_but_dates_and_times_keep_their_digits():
+    d = episode("calculator.split_bill_from_memory", 4)
+    tip = str(d["task"]["params"]["tip"])
+    assert tip not in d["task"]["instruction"]  # the tip comes from a memory reply, not from the request
+    plan = episode_plan(d, random.Random(2))
+    assert tip in plan and tip not in swap_plan(d["task"], random.Random(2))
+    out = swap_values(d, random.Random(2))
+    call = next(c for m in out["messages"] for c in m.get("tool_calls") or [] if c["function"]["name"] == "split_bill")
+    assert json.loads(call["function"]["arguments"])["tip_percent"] == int(plan[tip])
+    assert any(plan[tip] in (m.get("content") or "") for m in out["messages"] if m["role"] == "tool")
+
+    w = episode("assistant.define_and_save_word", 3)
+    word = w["task"]["params"]["word"]
+    new = episode_plan(w, random.Random(0))[word]
+    assert new.islower() and new != word
+    text = json.dumps(swap_values(w, random.Random(0))["messages"])
+    assert word.lower() not in text.lower() and new in text
+
+    stamp = {"task": {"instruction": "Move it from 2026-12-10 10:00 to 10 people", "params": {"n": 10}},
+             "messages": [{"role": "user", "content": "Move it from 2026-12-10 10:00 to 10 people"}]}
+    out = swap_values(stamp, random.Random(0))
+    assert out["messages"][0]["content"].startswith("Move it from 2026-12-10 10:00 to ")
+    assert not out["messages"][0]["content"].endswith(" 10 people")
