@@ -69,8 +69,9 @@ def invented_phrase(value: str, rng: random.Random) -> str:
     return " ".join(out)
 
 
-def _stated(value: str, text: str, *, ignore_case: bool = False) -> bool:
-    return re.search(_pattern({value: value}).pattern, text, re.IGNORECASE if ignore_case else 0) is not None
+def _stated(value: str, text: str) -> bool:
+    """Whether ``text`` states ``value`` the way ``swap_values`` would match it (free words in any case)."""
+    return _pattern({value: value}).search(text) is not None
 
 
 def _values(params: dict[str, Any]) -> list[Any]:
@@ -103,7 +104,7 @@ def swap_plan(task: dict[str, Any], rng: random.Random, context: str | None = No
             if len(text.replace(".", "")) >= 2 and _stated(text, context):
                 plan.setdefault(text, invented_number(text, rng))
         elif (isinstance(v, str) and len(v) >= 3 and FREE.match(v) and v.lower() not in {k.lower() for k in plan}
-              and _stated(v, context, ignore_case=True) and not _stated(v, fixed, ignore_case=True)):
+              and _stated(v, context) and not _stated(v, fixed)):
             new = invented_phrase(v, rng)
             while new in taken:
                 new = invented_phrase(v, rng)
