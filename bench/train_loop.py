@@ -57,7 +57,8 @@ def main() -> int:
     ap.add_argument("--model", default="{}", help="ModelConfig overrides as JSON (default: the CPU default)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--sft-batch-rows", type=int, default=3)
-    ap.add_argument("--rl-lr", type=float, default=2e-4)
+    ap.add_argument("--rl-lr", type=float, default=CAREConfig.lr,
+                    help="RL learning rate (2e-4 collapsed both arms at stop 12; 1e-4 did not)")
     ap.add_argument("--rl-temperature", type=float, default=CAREConfig.temperature, help="rollout sampling temperature")
     ap.add_argument("--rl-tasks", type=int, default=4, help="tasks per RL iteration (x group size 4)")
     ap.add_argument("--sft-checkpoint", default="", help="reuse this SFT checkpoint instead of training one")

@@ -98,8 +98,8 @@ class ChatFormat:
     max_result_chars: int = 240
     keep_tool_results: int = 3
     old_result_chars: int = 40
-    max_context_tokens: int = 640
-    max_new_tokens: int = 128
+    max_context_tokens: int = 768
+    max_new_tokens: int = 256
 
     def __post_init__(self) -> None:
         self.validate()
@@ -262,7 +262,7 @@ class Encoded:
     turns: list[TurnSpan] = field(default_factory=list)
 
 
-def _encode_many(tokenizer: Any, texts: list[str]) -> list[list[int]]:
+def encode_many(tokenizer: Any, texts: list[str]) -> list[list[int]]:
     backend = getattr(tokenizer, "backend_tokenizer", None) or getattr(tokenizer, "_tokenizer", None)
     if backend is not None:
         return [e.ids for e in backend.encode_batch(texts, add_special_tokens=False)]
@@ -285,7 +285,7 @@ def encode_conversation(messages: list[dict[str, Any]], tools: list[Any], tokeni
         # compact_messages drops message 0 (policy) by default: map back to original indices.
         offset = 0 if fmt.keep_policy or not messages or messages[0].get("role") != "system" else 1
         segs = render_segments(kept, tools)
-        pieces = _encode_many(tokenizer, [s.text for s in segs])
+        pieces = encode_many(tokenizer, [s.text for s in segs])
         if squeeze or sum(len(p) for p in pieces) <= fmt.max_context_tokens + fmt.max_new_tokens:
             break
         squeeze = True
@@ -306,12 +306,12 @@ def encode_conversation(messages: list[dict[str, Any]], tools: list[Any], tokeni
 def encode_prompt(messages: list[dict[str, Any]], tools: list[Any], tokenizer: Any, fmt: ChatFormat) -> list[int]:
     """Prompt ids for generation: compact (rules 1–3), squeeze old results if over budget (rule 4), and if
     still over, keep the system block and the most recent tokens."""
-    ids = _encode_many(tokenizer, [render_prompt(messages, tools, fmt)])[0]
+    ids = encode_many(tokenizer, [render_prompt(messages, tools, fmt)])[0]
     if len(ids) <= fmt.max_context_tokens:
         return ids
     kept = compact_messages(messages, fmt, squeeze=True)
     segs = render_segments(kept, tools, add_generation_prompt=True)
-    pieces = _encode_many(tokenizer, [s.text for s in segs])
+    pieces = encode_many(tokenizer, [s.text for s in segs])
     ids = [t for p in pieces for t in p]
     if len(ids) <= fmt.max_context_tokens:
         return ids

@@ -1,13 +1,13 @@
 """Planning-oriented SFT cold start: loss on assistant turns only, erroneous action turns masked out.
 
 Input is contract Episodes (or their dicts): a DatasetVersion's trajectories, or reference-solver
-episodes straight from the Harness (``reference_episodes``). Each episode becomes one token
-sequence (``ml.chat.encode_conversation``) whose loss mask covers the planner's own turns (the
-reasoning, content and tool calls of each step, plus ``<|im_end|>``), minus the turns
-``erroneous_steps`` flags. Whole episodes are batched by length (CPU default) or packed into
-rows (position ids restart per episode, so attention stays inside each episode); AdamW with
-linear warmup and cosine decay; global-norm clipping; checkpoints (weights + tokenizer + optimizer,
-step and RNG) with resume.
+episodes straight from the Harness (``reference_episodes``). Each episode becomes token sequences
+(``encode_views``) in which every turn follows exactly the prompt generation would build for it, with
+a loss mask over the planner's own turns (the reasoning, content and tool calls of each step, plus
+``<|im_end|>``), minus the turns ``erroneous_steps`` flags and turns too long to generate. Sequences
+are batched by length (CPU default) or packed into rows (position ids restart per sequence, so
+attention stays inside each one); AdamW with linear warmup and cosine decay; global-norm clipping;
+checkpoints (weights + tokenizer + optimizer, step and RNG) with resume.
 
 CPU (2 cores, ~5 minutes)::
 
@@ -28,7 +28,16 @@ from pathlib import Path
 from typing import Any
 
 from harness.contract import Episode
-from ml.chat import Encoded, encode_conversation, tool_dict
+from ml.chat import (
+    IM_END,
+    Encoded,
+    TurnSpan,
+    assistant_text,
+    encode_conversation,
+    encode_many,
+    encode_prompt,
+    tool_dict,
+)
 from ml.sft_config import SFTConfig
 
 TRAINER_STATE = "trainer_state.pt"
@@ -110,35 +119,40 @@ def step_tools(ep: Episode | dict[str, Any]) -> list[list[Any]]:
 
 
 def encode_views(ep: Episode | dict[str, Any], tokenizer: Any, cfg: SFTConfig) -> list[Encoded]:
-    """The episode's training sequences, each turn rendered with the tools it was actually offered.
+    """The episode's training sequences; every turn is trained on exactly the prompt generation gives it.
 
-    Offered tools grow inside an episode (loading a skill adds its tool family), and generation renders
-    each turn's own tool list in the system block. So turns are grouped into runs that saw the same
-    tools (``step["tools"]``); each run is one sequence, the conversation up to the run's last turn
-    under that run's tool list, with loss on the run's own turns only (erroneous ones still masked).
-    An episode whose turns all saw the same tools, or whose steps predate per-turn tool records, is
-    the single sequence of ``encode_episode``.
+    Generation builds each turn's prompt with ``encode_prompt``: the messages before the turn, under
+    the tools offered at that turn (loading a skill adds its tool family), compacted to
+    ``chat.max_context_tokens`` (old results squeezed, then the oldest tokens dropped). One
+    whole-episode sequence would show late turns contexts generation never builds: in the reference
+    data a third of the turns (long episodes are squeezed or cut differently, or cut off at
+    ``seq_len``). So a sequence starts at a turn's own prompt and runs on through later turns only
+    while each later turn's prompt extends it token for token (same tools, no squeeze or cut in
+    between) and it fits ``seq_len``. A turn is trained (mask 1 on its tokens and its ``<|im_end|>``)
+    unless ``erroneous_steps`` flags it or it is longer than ``chat.max_new_tokens``: generation
+    could never finish it. Episodes without steps are the single sequence of ``encode_episode``.
     """
     d = _as_dict(ep)
-    steps = d.get("steps", [])
-    if not steps:
+    if not d.get("steps"):
         return [encode_episode(d, tokenizer, cfg)]
-    tools_of = step_tools(d)
-    keys = [tuple(tool_dict(t)["name"] for t in tools) for tools in tools_of]
-    msg_of = step_messages(d)
-    bad = erroneous_steps(d, cfg)
-    runs: list[list[int]] = []
-    for i, k in enumerate(keys):
-        if runs and keys[runs[-1][-1]] == k:
-            runs[-1].append(i)
-        else:
-            runs.append([i])
-    out = []
-    for n, run in enumerate(runs):
-        end = len(d["messages"]) if n == len(runs) - 1 else msg_of[run[-1]] + 1
-        train = {msg_of[i] for i in run if i not in bad}
-        out.append(encode_conversation(d["messages"][:end], tools_of[run[0]], tokenizer, cfg.chat,
-                                       train_messages=train))
+    messages, fmt = d["messages"], cfg.chat
+    msg_of, bad = step_messages(d), erroneous_steps(d, cfg)
+    prompts = [encode_prompt(messages[:m], tools, tokenizer, fmt) for m, tools in zip(msg_of, step_tools(d),
+                                                                                      strict=True)]
+    targets = encode_many(tokenizer, [assistant_text(messages[m]) + IM_END for m in msg_of])
+    out: list[Encoded] = []
+    for i, (m, prompt, target) in enumerate(zip(msg_of, prompts, targets, strict=True)):
+        cur = out[-1] if out else None
+        if (cur is None or len(prompt) + len(target) > cfg.seq_len
+                or prompt[:len(cur.ids)] != cur.ids):
+            cur = Encoded([], [], [])
+            out.append(cur)
+        cur.mask.extend([0] * (len(prompt) - len(cur.ids)))
+        cur.ids = list(prompt)
+        on = i not in bad and len(target) <= fmt.max_new_tokens
+        cur.turns.append(TurnSpan(len(cur.ids), len(cur.ids) + len(target), m))
+        cur.ids.extend(target)
+        cur.mask.extend([int(on)] * len(target))
     return out
 
 
@@ -355,8 +369,9 @@ class EpochData:
     Without ``cfg.swap_share`` every epoch holds the same encodings. With it, each epoch draws afresh
     which episodes are swapped and the invented values they get (``ml.augment``), re-encoding only
     those: a swap fixed once before training would just be memorised like the values it replaced.
-    A swap changes text, never the turns or their tools, so an episode keeps its views and slots, and
-    the batches planned from epoch 0's lengths stay valid (a few tokens longer or shorter).
+    A swap changes text, never the turns or their tools, so an episode almost always keeps its views
+    and slots (where it would not, the original is used that epoch), and the batches planned from
+    epoch 0's lengths stay valid (a few tokens longer or shorter).
     """
 
     def __init__(self, dicts: list[dict[str, Any]], tokenizer: Any, cfg: SFTConfig):
@@ -377,8 +392,11 @@ class EpochData:
             for i, d in enumerate(self.dicts):
                 if rng.random() < self.cfg.swap_share:
                     sw = swap_values(d, rng)
-                    if sw is not d:
-                        fresh[i] = encode_views(sw, self.tokenizer, self.cfg)
+                    views = encode_views(sw, self.tokenizer, self.cfg) if sw is not d else None
+                    # Rarely, longer or shorter values change where a sequence must break: keep the
+                    # original then, so the slots (and the planned batches) stay valid.
+                    if views is not None and len(views) == len(self.views[i]):
+                        fresh[i] = views
         self._examples = [(fresh.get(i) or self.views[i])[j] for i, j in self.slots]
         self._epoch = epoch
         return self._examples

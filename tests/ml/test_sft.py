@@ -9,6 +9,7 @@ from devices.virtual.registry import catalog
 from harness.episode import run_episode, run_episodes
 from harness.reference import ReferenceStyle
 from ml.backends import TransformersPlanner
+from ml.chat import ChatFormat, encode_prompt, tool_dict
 from ml.model import build_model
 from ml.sft import (
     Batch,
@@ -19,6 +20,7 @@ from ml.sft import (
     erroneous_steps,
     reference_episodes,
     step_messages,
+    step_tools,
     token_loss,
     train_sft,
 )
@@ -146,7 +148,33 @@ def test_each_turn_is_trained_under_the_tools_it_was_offered(tokenizer, tiny_mod
     for step in d["steps"]:
         step.pop("tools")
     (whole,) = encode_views(d, tokenizer, cfg)
-    assert whole.ids == encode_episode(ep, tokenizer, cfg).ids
+    episode = encode_episode(ep, tokenizer, cfg)  # the same conversation, plus the closing newline
+    assert episode.ids[:len(whole.ids)] == whole.ids and len(episode.ids) == len(whole.ids) + 1
+
+
+def test_every_trained_turn_sees_exactly_the_prompt_generation_builds(tokenizer, tiny_model_config):
+    """A context budget so small that prompts are squeezed and cut: sequences break where a turn's prompt
+    stops extending the previous one, each turn follows its own ``encode_prompt`` token for token, and a
+    turn longer than ``max_new_tokens`` (which generation could never finish) gets no loss."""
+    fmt = ChatFormat(max_context_tokens=160, max_new_tokens=48)
+    cfg = SFTConfig(model=tiny_model_config, chat=fmt)
+    task = catalog().templates["media.skill_build_playlist"].instantiate(3)
+    ep = reference_episodes([task], [ReferenceStyle()])[0]
+    views = encode_views(ep, tokenizer, cfg)
+    tools_at = dict(zip(step_messages(ep), step_tools(ep), strict=True))
+    spans = [(v, t) for v in views for t in v.turns]
+    assert [t.message for _, t in spans] == step_messages(ep)  # every step once, in order
+    assert len(views) > len({tuple(tool_dict(x)["name"] for x in ts) for ts in tools_at.values()})
+    long = 0
+    for v, t in spans:
+        prompt = encode_prompt(ep.messages[:t.message], tools_at[t.message], tokenizer, fmt)
+        assert v.ids[:t.start] == prompt and len(prompt) <= fmt.max_context_tokens
+        trained = t.end - t.start <= fmt.max_new_tokens
+        long += not trained
+        assert v.mask[t.start:t.end] == [int(trained)] * (t.end - t.start)
+    assert 0 < long < len(spans)
+    # Nothing outside the turns carries loss.
+    assert sum(sum(v.mask) for v in views) == sum(sum(v.mask[t.start:t.end]) for v, t in spans)
 
 
 def test_resume_continues_exactly(tokenizer, tiny_model_config, tmp_path, mistake_episode):
