@@ -14,11 +14,17 @@ Compaction (``compact_messages``), because context length is a tiny CPU model's 
 2. Only the tools the Harness offers now are rendered, one line each, as a compact signature
    ``name(arg: type, opt?: a|b)`` (``?`` = optional; enums spelled out; descriptions dropped).
 3. Every tool result is cut to ``max_result_chars`` (an ellipsis marks the cut). This rule depends
-   only on the result itself, so a context renders as a prefix of the whole episode: training on
-   one sequence per episode sees exactly what generation sees.
+   only on the result itself, so while rule 4 stays out of it a context renders as a prefix of the
+   whole episode.
 4. Only when a prompt still exceeds ``max_context_tokens``: tool results older than the last
    ``keep_tool_results`` are cut to ``old_result_chars``, then (``encode_prompt``) the oldest
-   tokens after the system block are dropped.
+   tokens after the system block are dropped. Rule 4 depends on where the prompt ends, so training
+   (``ml.sft.encode_views``) starts a new sequence at each turn whose prompt it changes: every
+   trained turn sees exactly what generation shows it.
+
+A generated turn has at most ``max_new_tokens``. The default, 256, holds every turn of the reference
+solver's concise, checks and mistake styles (parallel calls included; at most 206 tokens on four
+instance seeds of every template); its verbose style goes up to ~390, and such turns are not trained.
 
 Written by hand (not a library) because the rendering has to match ``render_turn`` byte for byte.
 """
