@@ -392,10 +392,12 @@ class EpochData:
             for i, d in enumerate(self.dicts):
                 if rng.random() < self.cfg.swap_share:
                     sw = swap_values(d, rng)
-                    views = encode_views(sw, self.tokenizer, self.cfg) if sw is not d else None
+                    if sw is d:
+                        continue
+                    views = encode_views(sw, self.tokenizer, self.cfg)
                     # Rarely, longer or shorter values change where a sequence must break: keep the
                     # original then, so the slots (and the planned batches) stay valid.
-                    if views is not None and len(views) == len(self.views[i]):
+                    if len(views) == len(self.views[i]):
                         fresh[i] = views
         self._examples = [(fresh.get(i) or self.views[i])[j] for i, j in self.slots]
         self._epoch = epoch
