@@ -52,6 +52,8 @@ def main() -> int:
                     help="shares of the concise, verbose, redundant-checks and mistake styles (one per instance)")
     ap.add_argument("--swap-share", type=float, default=SFTConfig.swap_share,
                     help="share of SFT episodes with their task values swapped for invented ones (ml.augment)")
+    ap.add_argument("--value-weight", type=float, default=SFTConfig.value_weight,
+                    help="SFT loss weight of call argument value tokens (1 = plain mean)")
     ap.add_argument("--rl-seeds", default="sft",
                     help="instance seeds of the RL tasks: 'sft' (the SFT data's instances) or FIRST:END")
     ap.add_argument("--model", default="{}", help="ModelConfig overrides as JSON (default: the CPU default)")
@@ -97,6 +99,7 @@ def main() -> int:
         # Small batches: on two shared cores the budget buys few steps, and more, noisier steps learn faster.
         scfg = SFTConfig(out_dir=str(out / "sft"), max_minutes=args.sft_minutes, max_steps=100_000, save_every=200,
                          log_every=50, batch_rows=args.sft_batch_rows, swap_share=args.swap_share,
+                         value_weight=args.value_weight,
                          model=ModelConfig.from_dict(json.loads(args.model)))
         # max_steps is effectively unbounded: the cosine schedule runs on the wall-clock budget.
         res = train_sft(eps, scfg, tokenizer=tok, resume=False, on_metrics=lambda m: print(

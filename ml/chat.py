@@ -261,11 +261,15 @@ class TurnSpan:
 
 @dataclass
 class Encoded:
-    """Token ids of a rendered conversation, the loss mask (1 on assistant output) and each turn's span."""
+    """Token ids of a rendered conversation, the loss mask (1 on assistant output) and each turn's span.
+
+    ``weights``, when set, gives every token its loss weight where the mask is 1 (``ml.sft``'s value
+    weighting); None means weight 1 throughout."""
 
     ids: list[int]
     mask: list[int]
     turns: list[TurnSpan] = field(default_factory=list)
+    weights: list[float] | None = None
 
 
 def encode_many(tokenizer: Any, texts: list[str]) -> list[list[int]]:

@@ -19,8 +19,10 @@ On a GPU host the same command runs with ``--device cuda`` (the config's sizes s
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import random
+import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -118,6 +120,53 @@ def step_tools(ep: Episode | dict[str, Any]) -> list[list[Any]]:
     return [[by_name[n] for n in k] for k in names]
 
 
+def call_values(ep: Episode | dict[str, Any]) -> set[str]:
+    """Every argument value the episode's assistant turns pass to a tool, as it appears in text: the
+    leaves of the arguments (also inside lists and objects) that are strings of two or more characters
+    or numbers, plus a string's JSON-escaped form where that differs. Booleans are left out."""
+    out: set[str] = set()
+
+    def leaves(x: Any) -> None:
+        if isinstance(x, dict):
+            for v in x.values():
+                leaves(v)
+        elif isinstance(x, list):
+            for v in x:
+                leaves(v)
+        elif isinstance(x, str) and len(x.strip()) >= 2:
+            out.add(x)
+            out.add(json.dumps(x, ensure_ascii=False)[1:-1])
+        elif isinstance(x, int | float) and not isinstance(x, bool):
+            out.add(json.dumps(x))
+
+    for m in _as_dict(ep).get("messages", []):
+        if m.get("role") == "assistant":
+            for c in m.get("tool_calls") or []:
+                args = c.get("function", c).get("arguments", {})
+                if isinstance(args, str):  # OpenAI style: the arguments as a JSON string
+                    try:
+                        args = json.loads(args)
+                    except ValueError:
+                        continue
+                leaves(args)
+    return out
+
+
+def value_weights(texts: list[str], values: set[str], tokenizer: Any, weight: float) -> list[list[float]]:
+    """Per-token loss weights of ``texts`` (as ``encode_many`` tokenises them): ``weight`` on every token
+    that overlaps an occurrence of one of ``values`` (a whole word or number: not inside a longer one),
+    1 elsewhere. A fast tokenizer's character offsets map the occurrences to tokens."""
+    encs = tokenizer.backend_tokenizer.encode_batch(texts, add_special_tokens=False)
+    pat = re.compile("|".join(rf"(?<![\w.]){re.escape(v)}(?![\w]|\.\d)" for v in sorted(values, key=len, reverse=True)))
+    out = []
+    for text, enc in zip(texts, encs, strict=True):
+        hit = bytearray(len(text) + 1)
+        for m in pat.finditer(text) if values else ():
+            hit[m.start():m.end()] = b"\x01" * (m.end() - m.start())
+        out.append([weight if any(hit[a:b]) else 1.0 for a, b in enc.offsets])
+    return out
+
+
 def encode_views(ep: Episode | dict[str, Any], tokenizer: Any, cfg: SFTConfig) -> list[Encoded]:
     """The episode's training sequences; every turn is trained on exactly the prompt generation gives it.
 
@@ -130,7 +179,9 @@ def encode_views(ep: Episode | dict[str, Any], tokenizer: Any, cfg: SFTConfig) -
     while each later turn's prompt extends it token for token (same tools, no squeeze or cut in
     between) and it fits ``seq_len``. A turn is trained (mask 1 on its tokens and its ``<|im_end|>``)
     unless ``erroneous_steps`` flags it or it is longer than ``chat.max_new_tokens``: generation
-    could never finish it. Episodes without steps are the single sequence of ``encode_episode``.
+    could never finish it. With ``cfg.value_weight`` other than 1, the tokens of the episode's call
+    argument values (``call_values``), in a turn's reasoning, content and calls alike, carry that loss
+    weight (``Encoded.weights``). Episodes without steps are the single sequence of ``encode_episode``.
     """
     d = _as_dict(ep)
     if not d.get("steps"):
@@ -139,15 +190,21 @@ def encode_views(ep: Episode | dict[str, Any], tokenizer: Any, cfg: SFTConfig) -
     msg_of, bad = step_messages(d), erroneous_steps(d, cfg)
     prompts = [encode_prompt(messages[:m], tools, tokenizer, fmt) for m, tools in zip(msg_of, step_tools(d),
                                                                                       strict=True)]
-    targets = encode_many(tokenizer, [assistant_text(messages[m]) + IM_END for m in msg_of])
+    texts = [assistant_text(messages[m]) + IM_END for m in msg_of]
+    targets = encode_many(tokenizer, texts)
+    weighted = cfg.value_weight != 1
+    weights = value_weights(texts, call_values(d), tokenizer, cfg.value_weight) if weighted else None
     out: list[Encoded] = []
     for i, (m, prompt, target) in enumerate(zip(msg_of, prompts, targets, strict=True)):
         cur = out[-1] if out else None
         if (cur is None or len(prompt) + len(target) > cfg.seq_len
                 or prompt[:len(cur.ids)] != cur.ids):
-            cur = Encoded([], [], [])
+            cur = Encoded([], [], [], [] if weighted else None)
             out.append(cur)
         cur.mask.extend([0] * (len(prompt) - len(cur.ids)))
+        if weights is not None:
+            cur.weights.extend([1.0] * (len(prompt) - len(cur.ids)))
+            cur.weights.extend(weights[i])
         cur.ids = list(prompt)
         on = i not in bad and len(target) <= fmt.max_new_tokens
         cur.turns.append(TurnSpan(len(cur.ids), len(cur.ids) + len(target), m))
@@ -222,6 +279,7 @@ class Batch:
     position_ids: Any
     tokens: int
     packed: bool = True
+    weights: Any = None  # (B, T) loss weight of each label, or None for a plain mean
 
 
 def pack(examples: list[Encoded], seq_len: int) -> list[list[int]]:
@@ -274,6 +332,8 @@ def collate(examples: list[Encoded], rows: list[list[int]], seq_len: int, pad_id
     ids = torch.full((B, seq_len), pad_id, dtype=torch.long)
     labels = torch.full((B, seq_len), -100, dtype=torch.long)
     pos = torch.zeros((B, seq_len), dtype=torch.long)
+    weighted = any(examples[i].weights is not None for r in rows for i in r)
+    weights = torch.zeros((B, seq_len), dtype=torch.float) if weighted else None
     tokens = 0
     for r, members in enumerate(rows):
         at = 0
@@ -286,16 +346,20 @@ def collate(examples: list[Encoded], rows: list[list[int]], seq_len: int, pad_id
             # labels[t] is the token at t+1 (shifted here, so the loss is a plain cross-entropy).
             lab = torch.where(m[1:], seq[1:], torch.full_like(seq[1:], -100))
             labels[r, at:at + n - 1] = lab
+            if weights is not None:
+                w = torch.tensor(ex.weights[1:n], dtype=torch.float) if ex.weights is not None else torch.ones(n - 1)
+                weights[r, at:at + n - 1] = torch.where(m[1:], w, 0.0)
             pos[r, at:at + n] = torch.arange(n)
             at += n
             tokens += n
         # Padding continues as its own "episode" so it never joins the last one's attention.
         pos[r, at:] = torch.arange(seq_len - at)
-    return Batch(ids, labels, pos, tokens, packed=not single)
+    return Batch(ids, labels, pos, tokens, packed=not single, weights=weights)
 
 
 def token_loss(model: Any, batch: Batch) -> Any:
-    """Mean cross-entropy over labelled tokens. In packed rows attention is block-diagonal per episode
+    """Mean cross-entropy over labelled tokens (weighted by ``batch.weights`` where set: sum of weight x
+    cross-entropy over the sum of weights). In packed rows attention is block-diagonal per episode
     (transformers derives the mask from position ids that restart); unpacked rows are plain causal."""
     import torch.nn.functional as F
 
@@ -304,7 +368,10 @@ def token_loss(model: Any, batch: Batch) -> Any:
     sel = batch.labels != -100  # (B, T)
     # Project to the vocabulary only where there is a label: most tokens (prompts, tool replies) have none.
     logits = model.get_output_embeddings()(hidden[sel])  # (N, V)
-    return F.cross_entropy(logits.float(), batch.labels[sel])
+    if batch.weights is None:
+        return F.cross_entropy(logits.float(), batch.labels[sel])
+    w = batch.weights[sel]
+    return (F.cross_entropy(logits.float(), batch.labels[sel], reduction="none") * w).sum() / w.sum()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -509,7 +576,7 @@ def train_sft(
         batch = collate(data.examples(epoch), [rows[i] for i in epoch_batches(epoch)[k]], cfg.seq_len,
                         tokenizer.pad_token_id)
         batch = Batch(batch.input_ids.to(device), batch.labels.to(device), batch.position_ids.to(device),
-                      batch.tokens, batch.packed)
+                      batch.tokens, batch.packed, None if batch.weights is None else batch.weights.to(device))
         lr = lr_at(step, cfg, time.perf_counter() - t0)
         for group in opt.param_groups:
             group["lr"] = lr
