@@ -4,7 +4,8 @@ Input is contract Episodes (or their dicts): a DatasetVersion's trajectories, or
 episodes straight from the Harness (``reference_episodes``). Each episode becomes token sequences
 (``encode_views``) in which every turn follows exactly the prompt generation would build for it, with
 a loss mask over the planner's own turns (the reasoning, content and tool calls of each step, plus
-``<|im_end|>``), minus the turns ``erroneous_steps`` flags and turns too long to generate. Sequences
+``<|im_end|>``), minus the turns ``erroneous_steps`` flags and turns too long to generate; the tokens of
+call argument values weigh ``value_weight`` in the loss (``value_weights``). Sequences
 are batched by length (CPU default) or packed into rows (position ids restart per sequence, so
 attention stays inside each one); AdamW with linear warmup and cosine decay; global-norm clipping;
 checkpoints (weights + tokenizer + optimizer, step and RNG) with resume.
@@ -120,8 +121,8 @@ def step_tools(ep: Episode | dict[str, Any]) -> list[list[Any]]:
     return [[by_name[n] for n in k] for k in names]
 
 
-def call_values(ep: Episode | dict[str, Any]) -> set[str]:
-    """Every argument value the episode's assistant turns pass to a tool, as it appears in text: the
+def call_values(messages: Iterable[dict[str, Any]]) -> set[str]:
+    """Every argument value the assistant ``messages`` pass to a tool, as it appears in text: the
     leaves of the arguments (also inside lists and objects) that are strings of two or more characters
     or numbers, plus a string's JSON-escaped form where that differs. Booleans are left out."""
     out: set[str] = set()
@@ -139,7 +140,7 @@ def call_values(ep: Episode | dict[str, Any]) -> set[str]:
         elif isinstance(x, int | float) and not isinstance(x, bool):
             out.add(json.dumps(x))
 
-    for m in _as_dict(ep).get("messages", []):
+    for m in messages:
         if m.get("role") == "assistant":
             for c in m.get("tool_calls") or []:
                 args = c.get("function", c).get("arguments", {})
@@ -179,9 +180,10 @@ def encode_views(ep: Episode | dict[str, Any], tokenizer: Any, cfg: SFTConfig) -
     while each later turn's prompt extends it token for token (same tools, no squeeze or cut in
     between) and it fits ``seq_len``. A turn is trained (mask 1 on its tokens and its ``<|im_end|>``)
     unless ``erroneous_steps`` flags it or it is longer than ``chat.max_new_tokens``: generation
-    could never finish it. With ``cfg.value_weight`` other than 1, the tokens of the episode's call
-    argument values (``call_values``), in a turn's reasoning, content and calls alike, carry that loss
-    weight (``Encoded.weights``). Episodes without steps are the single sequence of ``encode_episode``.
+    could never finish it. With ``cfg.value_weight`` other than 1, the tokens of the argument values
+    the trained turns pass to tools (``call_values``; an erroneous turn's wrong value is not one), in a
+    turn's reasoning, content and calls alike, carry that loss weight (``Encoded.weights``).
+    Episodes without steps are the single sequence of ``encode_episode``.
     """
     d = _as_dict(ep)
     if not d.get("steps"):
@@ -193,7 +195,8 @@ def encode_views(ep: Episode | dict[str, Any], tokenizer: Any, cfg: SFTConfig) -
     texts = [assistant_text(messages[m]) + IM_END for m in msg_of]
     targets = encode_many(tokenizer, texts)
     weighted = cfg.value_weight != 1
-    weights = value_weights(texts, call_values(d), tokenizer, cfg.value_weight) if weighted else None
+    values = call_values(messages[m] for i, m in enumerate(msg_of) if i not in bad) if weighted else set()
+    weights = value_weights(texts, values, tokenizer, cfg.value_weight) if weighted else None
     out: list[Encoded] = []
     for i, (m, prompt, target) in enumerate(zip(msg_of, prompts, targets, strict=True)):
         cur = out[-1] if out else None

@@ -54,6 +54,7 @@ def test_manager_sees_forms_and_starts_a_run(client):
     ("sft", {"max_steps": 0, "lr": 2.0}, {"max_steps", "lr"}),
     ("sft", {"seq_len": 64}, {"seq_len"}),
     ("sft", {"swap_share": 1.5}, {"swap_share"}),
+    ("sft", {"value_weight": 0}, {"value_weight"}),
     ("sft", {"dataset_id": "00000000-0000-0000-0000-000000000000"}, {"dataset_id"}),
     ("sft", {"bogus": 1}, {"bogus"}),
     ("care", {}, {"init_checkpoint_id"}),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 
@@ -14,6 +16,7 @@ from ml.model import build_model
 from ml.sft import (
     Batch,
     buckets,
+    call_values,
     collate,
     encode_episode,
     encode_views,
@@ -177,6 +180,77 @@ def test_every_trained_turn_sees_exactly_the_prompt_generation_builds(tokenizer,
     assert sum(sum(v.mask) for v in views) == sum(sum(v.mask[t.start:t.end]) for v, t in spans)
 
 
+def test_argument_value_tokens_carry_the_value_weight(tokenizer, tiny_model_config, mistake_episode):
+    """Every token of a value a trained turn passes to a tool weighs ``value_weight``, wherever a turn
+    writes it (reasoning, content or call); other trained tokens weigh 1; without weighting there are no
+    weights at all."""
+    ep = mistake_episode
+    views = encode_views(ep, tokenizer, SFTConfig(model=tiny_model_config, value_weight=2.5))
+    plain = encode_views(ep, tokenizer, SFTConfig(model=tiny_model_config, value_weight=1))
+    assert all(v.weights is None for v in plain)
+    assert [v.ids for v in views] == [v.ids for v in plain] and [v.mask for v in views] == [v.mask for v in plain]
+    bad = {step_messages(ep)[i] for i in erroneous_steps(ep)}
+    good = [m for i, m in enumerate(ep.messages) if m["role"] == "assistant" and i not in bad]
+    values = call_values(good)
+    assert values == {"Living Room TV"}
+    quoted = reasoned = 0
+    for v in views:
+        assert len(v.weights) == len(v.ids) and set(v.weights) <= {1.0, 2.5}
+        for t in v.turns:
+            pieces = [tokenizer.decode([i]) for i in v.ids[t.start:t.end]]
+            ends = [sum(len(p) for p in pieces[:k + 1]) for k in range(len(pieces))]
+            spans = list(zip([0, *ends[:-1]], ends, strict=True))
+            text, ws = "".join(pieces), v.weights[t.start:t.end]
+            hits = [(m.start(), m.end()) for value in values for m in re.finditer(re.escape(value), text)]
+            for k, ((a, b), w) in enumerate(zip(spans, ws, strict=True)):
+                covered = any(a < e and s < b for s, e in hits)
+                if w > 1:  # a weighted token lies on a value ...
+                    assert covered, (pieces[k], text)
+            for value in values:  # ... and every token of a value written in a call is weighted
+                for m in re.finditer(re.escape(f'"{value}"'), text):
+                    quoted += 1
+                    inner = [w for (a, b), w in zip(spans, ws, strict=True) if a < m.end() - 1 and m.start() + 1 < b]
+                    assert inner and all(w == 2.5 for w in inner), value
+            if "to Living Room TV." in text:  # the reasoning names the value before the call copies it
+                at = text.index("to Living Room TV.") + 3
+                reasoned += all(w == 2.5 for (a, b), w in zip(spans, ws, strict=True) if a < at + 14 and at < b)
+    assert quoted and reasoned
+    # Weighted tokens lie inside trained turns only (the prompt's copies of a value weigh 1).
+    for v in views:
+        inside = {k for t in v.turns for k in range(t.start, t.end)}
+        assert all(k in inside for k, w in enumerate(v.weights) if w > 1)
+
+
+def test_call_values_are_the_argument_leaves_as_text():
+    msgs = [{"role": "user", "content": "Call Elif"},
+            {"role": "assistant", "tool_calls": [
+                {"function": {"name": "a", "arguments": '{"to": "Elif", "n": 18, "on": true, "x": "y"}'}},
+                {"function": {"name": "b", "arguments": {"items": ["milk", {"q": 2.5}], "note": 'say "hi"'}}},
+                {"function": {"name": "c", "arguments": "{not json"}}]}]
+    assert call_values(msgs) == {"Elif", "18", "milk", "2.5", 'say "hi"', 'say \\"hi\\"'}
+
+
+def test_the_weighted_loss_is_the_weighted_mean_of_token_losses(tokenizer, tiny_model_config, mistake_episode):
+    cfg = SFTConfig(model=tiny_model_config, value_weight=4.0)
+    views = encode_views(mistake_episode, tokenizer, cfg)
+    model = build_model(tiny_model_config, tokenizer).eval()
+    batch = collate(views, [[i] for i in range(len(views))], cfg.seq_len, tokenizer.pad_token_id)
+    assert batch.weights is not None and batch.weights.shape == batch.labels.shape
+    assert torch.equal(batch.weights > 0, batch.labels != -100)  # no weight where there is no label
+    with torch.no_grad():
+        logits = model(input_ids=batch.input_ids, use_cache=False).logits
+        ce = torch.nn.functional.cross_entropy(logits.flatten(0, 1), batch.labels.flatten(), ignore_index=-100,
+                                               reduction="none").view_as(batch.weights)
+        by_hand = (ce * batch.weights).sum() / batch.weights.sum()
+        assert torch.allclose(token_loss(model, batch), by_hand, atol=1e-5)
+        # The value tokens' share of the loss grows from their share of tokens to 4x that weight.
+        heavy = batch.weights == 4.0
+        assert 0 < heavy.sum() < (batch.labels != -100).sum() / 2
+        plain = Batch(batch.input_ids, batch.labels, batch.position_ids, batch.tokens, batch.packed)
+        assert torch.allclose(token_loss(model, plain), ce[batch.labels != -100].mean(), atol=1e-5)
+        assert not torch.allclose(token_loss(model, plain), by_hand, atol=1e-4)
+
+
 def test_resume_continues_exactly(tokenizer, tiny_model_config, tmp_path, mistake_episode):
     eps = [mistake_episode] * 3
     base = dict(model=tiny_model_config, seq_len=1024, batch_rows=1, max_steps=6, warmup_steps=2, save_every=3)
@@ -226,8 +300,8 @@ def test_sft_overfits_twenty_episodes_then_solves_them(word_tokenizer, tiny_mode
 
 def test_invalid_sft_config_names_every_bad_field():
     with pytest.raises(ValueError) as err:
-        SFTConfig(lr=0, batch_rows=0, grad_clip=-1, mask_codes=(7,))
-    assert set(err.value.field_errors) >= {"lr", "batch_rows", "grad_clip", "mask_codes"}
+        SFTConfig(lr=0, batch_rows=0, grad_clip=-1, mask_codes=(7,), value_weight=0)
+    assert set(err.value.field_errors) >= {"lr", "batch_rows", "grad_clip", "mask_codes", "value_weight"}
     with pytest.raises(ValueError) as err:
         SFTConfig(seq_len=100)
     assert "seq_len" in err.value.field_errors

@@ -129,6 +129,9 @@ class SFTRunConfig:
     swap_share: float = field(default=0.5, metadata={
         "min": 0, "max": 1, "help": "share of episodes per epoch with their task values swapped for invented ones, "
                                     "so arguments are learnt by copying (ml.augment; 0 = off)"})
+    value_weight: float = field(default=3.0, metadata={
+        "min": 0, "max": 100, "help": "loss weight of the tokens of call argument values (1 = plain mean); "
+                                      "values are few tokens but most wrong calls"})
     save_every: int = field(default=100, metadata={"help": "steps between checkpoints (0 = only at the end)"})
     log_every: int = field(default=10, metadata={"help": "steps between metrics points"})
     seed: int = field(default=0, metadata={"help": "data order and init seed"})
@@ -141,7 +144,8 @@ class SFTRunConfig:
         return SFTConfig(
             max_steps=self.max_steps, max_minutes=self.minutes, lr=self.lr, min_lr=self.min_lr,
             warmup_steps=self.warmup_steps, batching=self.batching, batch_rows=self.batch_rows, seq_len=self.seq_len,
-            swap_share=self.swap_share, save_every=self.save_every, log_every=self.log_every, seed=self.seed,
+            swap_share=self.swap_share, value_weight=self.value_weight, save_every=self.save_every,
+            log_every=self.log_every, seed=self.seed,
             threads=self.threads, out_dir=out_dir, model=ModelConfig(**MODEL_SIZES.get(self.model_size, {})))
 
     def validate(self) -> dict[str, list[str]]:
