@@ -141,12 +141,20 @@ def main() -> int:
     ref, sft, grpo, care = (r.mean for r in reports)
     print(f"sft_vs_reference={100 * sft['overall'] / max(ref['overall'], 1e-9):.1f}% (target >= 60%)")
     print(f"care_minus_sft={care['overall'] - sft['overall']:.2f} (target >= 5)")
-    tok_cut = 100 * (1 - care['mean_output_tokens'] / max(grpo['mean_output_tokens'], 1e-9))
-    call_cut = 100 * (1 - care['mean_tool_calls'] / max(grpo['mean_tool_calls'], 1e-9))
+    tok_cut = cut(care['mean_output_tokens'], grpo['mean_output_tokens'])
+    call_cut = cut(care['mean_tool_calls'], grpo['mean_tool_calls'])
     print(f"care_vs_grpo output_tokens_cut={tok_cut:+.1f}% (target >= +25%) tool_calls_cut={call_cut:+.1f}% "
           f"(target >= +15%) overall_diff={care['overall'] - grpo['overall']:+.2f} (target >= -1)")
     print(f"total_wall_s={time.perf_counter() - t_all:.1f}")
     return 0
+
+
+
+def cut(new: float, base: float) -> float:
+    """Percent by which ``new`` is below ``base``; 0 when both are 0, -inf when only base is."""
+    if base <= 0:
+        return 0.0 if new <= 0 else float("-inf")
+    return 100 * (1 - new / base)
 
 
 if __name__ == "__main__":
