@@ -65,6 +65,7 @@ def main() -> int:
     ap.add_argument("--rl-tasks", type=int, default=4, help="tasks per RL iteration (x group size 4)")
     ap.add_argument("--sft-checkpoint", default="", help="reuse this SFT checkpoint instead of training one")
     ap.add_argument("--out", default="var/bench/train_loop")
+    ap.add_argument("--sft-only", action="store_true", help="stop after the SFT checkpoint (bench/sft_ab.py)")
     args = ap.parse_args()
     if args.minutes:
         args.sft_minutes, args.rl_minutes = args.minutes * 0.5, args.minutes * 0.25
@@ -107,6 +108,8 @@ def main() -> int:
         sft_path = str(res.checkpoint)
         times = {"sft": res.seconds}
         print(f"sft_done steps={res.step} loss={res.loss:.4f} wall_s={res.seconds:.1f}", flush=True)
+    if args.sft_only:
+        return 0
 
     if args.rl_seeds == "sft":
         rl_seeds = tuple(sft_seeds)
