@@ -45,8 +45,8 @@ class SFTConfig:
             --sft-minutes 70``, the arms side by side, 9,607 / 9,576 steps) on 48 held-out tasks, 1 vs 3:
             held-out loss 0.143 vs 0.123, turn_exact 0.500 vs 0.557 (140 call turns), closed-loop
             success 6 vs 9 of 48 (wrong-value first divergences 38 vs 32), training-instance replay
-            0.086 vs 0.237; tool names 0.950 vs 0.914. One run each: the direction is consistent, each
-            gap alone is within noise except the held-out loss.
+            0.086 vs 0.237; tool names 0.950 vs 0.914. One run each: every value measure moves the same
+            way, but a 6-vs-9-of-48 or 70-vs-78-of-140 gap alone is within binomial noise.
     Optimisation:
         batching: "bucket" (default: episodes of similar length batched together, right-padded, plain
             causal attention; fastest on CPU) or "pack" (whole episodes packed into rows of seq_len
