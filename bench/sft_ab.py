@@ -86,7 +86,7 @@ def main() -> int:
         ckpt = out / f"{args.flag}={v}" / "sft" / "last"
         probe = subprocess.run([sys.executable, str(BENCH / "sft_probe.py"), str(ckpt), "--per-category",
                                 str(args.per_category), "--train-seeds", args.train_seeds],
-                               capture_output=True, text=True, env={**os.environ})
+                               capture_output=True, text=True)
         (out / f"{args.flag}={v}.probe.log").write_text(probe.stdout + probe.stderr)
         if probe.returncode:
             print(f"probe of {ckpt} failed:\n{probe.stderr[-2000:]}", file=sys.stderr)
