@@ -152,7 +152,6 @@ def main() -> int:
     return 0
 
 
-
 def cut(new: float, base: float) -> float:
     """Percent by which ``new`` is below ``base``; 0 when both are 0, -inf when only base is."""
     if base <= 0:
