@@ -9,6 +9,8 @@
 - ``VllmPlanner``: vLLM in-process (GPU hosts; imported lazily, only when used).
 - ``OpenAIPlanner``: any OpenAI-compatible ``/chat/completions`` endpoint (``vllm serve``, hosted APIs),
   standard-library HTTP only; reads structured ``tool_calls`` or raw ``<tool_call>`` text.
+- ``ServedCheckpointPlanner``: a Flywheel checkpoint behind ``vllm serve``: the compact prompt built here,
+  sent as token ids to ``/v1/completions``, so the served model sees what the in-process backends give it.
 
 All return ``PlannerTurn`` parsed by ``harness.parse`` (model backends set ``raw``), with
 ``output_tokens`` and ``reasoning_tokens`` counted in the model's own tokens.
@@ -188,7 +190,60 @@ class VllmPlanner:
         return turns
 
 
-class OpenAIPlanner:
+class EndpointError(RuntimeError):
+    """An endpoint answered with an error status; the message carries the server's own explanation."""
+
+
+def post_json(url: str, body: dict[str, Any], api_key: str | None, timeout_s: float) -> dict[str, Any]:
+    """POST ``body`` as JSON and return the JSON reply; an error status raises EndpointError with its message."""
+    headers = {"Content-Type": "application/json"}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout_s) as resp:  # noqa: S310 - the URL is configured
+            return json.loads(resp.read().decode())
+    except urllib.error.HTTPError as exc:
+        # vLLM and hosted APIs say why in the body ({"error": {"message": ...}}): keep it, it is the fix.
+        text = exc.read().decode(errors="replace")
+        try:
+            err = json.loads(text).get("error") or {}
+            message = err.get("message") if isinstance(err, dict) else str(err)
+        except (json.JSONDecodeError, AttributeError):
+            message = None
+        raise EndpointError(f"HTTP {exc.code}: {(message or text or exc.reason)[:500]}") from exc
+
+
+class _EndpointPlanner:
+    """Shared by the HTTP backends: one request per context, ``concurrency`` at a time; failures are failed turns."""
+
+    def __init__(self, url: str, model: str, api_key: str | None, temperature: float, timeout_s: float,
+                 concurrency: int):
+        self.url = url
+        self.model = model
+        self.api_key = api_key
+        self.temperature = temperature
+        self.timeout_s = timeout_s
+        self.concurrency = concurrency
+
+    def complete(self, ctx: Context) -> PlannerTurn:
+        try:
+            return self.request_turn(ctx)
+        except (urllib.error.URLError, TimeoutError, json.JSONDecodeError, OSError, EndpointError) as exc:
+            # An endpoint failure is the planner's failed turn, not a crashed run.
+            return PlannerTurn(raw="", parse_errors=[f"endpoint error: {type(exc).__name__}: {exc}"])
+
+    def request_turn(self, ctx: Context) -> PlannerTurn:
+        raise NotImplementedError
+
+    def generate(self, contexts: list[Context]) -> list[PlannerTurn]:
+        if len(contexts) <= 1 or self.concurrency <= 1:
+            return [self.complete(c) for c in contexts]
+        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(contexts))) as pool:
+            return list(pool.map(self.complete, contexts))
+
+
+class OpenAIPlanner(_EndpointPlanner):
     """Any OpenAI-compatible chat-completions endpoint as a planner (contexts sent concurrently).
 
     base_url: e.g. ``http://localhost:8000/v1``. model: the served model name. api_key: sent as a
@@ -199,13 +254,9 @@ class OpenAIPlanner:
     def __init__(self, base_url: str, model: str, api_key: str | None = None, *, temperature: float = 0.0,
                  max_tokens: int = 1024, timeout_s: float = 120.0, concurrency: int = 8, send_reasoning: bool = True,
                  extra: dict[str, Any] | None = None, name: str | None = None):
-        self.url = base_url.rstrip("/") + "/chat/completions"
-        self.model = model
-        self.api_key = api_key
-        self.temperature = temperature
+        super().__init__(base_url.rstrip("/") + "/chat/completions", model, api_key, temperature, timeout_s,
+                         concurrency)
         self.max_tokens = max_tokens
-        self.timeout_s = timeout_s
-        self.concurrency = concurrency
         self.send_reasoning = send_reasoning
         self.extra = dict(extra or {})
         self.name = name or f"openai[{model}]"
@@ -220,26 +271,60 @@ class OpenAIPlanner:
         return body
 
     def post(self, body: dict[str, Any]) -> dict[str, Any]:
-        headers = {"Content-Type": "application/json"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        req = urllib.request.Request(self.url, data=json.dumps(body).encode(), headers=headers, method="POST")
-        with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:  # noqa: S310 - the URL is configured
-            return json.loads(resp.read().decode())
+        return post_json(self.url, body, self.api_key, self.timeout_s)
 
-    def complete(self, ctx: Context) -> PlannerTurn:
-        try:
-            reply = self.post(self.request_body(ctx))
-        except (urllib.error.URLError, TimeoutError, json.JSONDecodeError, OSError) as exc:
-            # An endpoint failure is the planner's failed turn, not a crashed run.
-            return PlannerTurn(raw="", parse_errors=[f"endpoint error: {type(exc).__name__}: {exc}"])
-        return turn_from_completion(reply)
+    def request_turn(self, ctx: Context) -> PlannerTurn:
+        return turn_from_completion(self.post(self.request_body(ctx)))
 
-    def generate(self, contexts: list[Context]) -> list[PlannerTurn]:
-        if len(contexts) <= 1 or self.concurrency <= 1:
-            return [self.complete(c) for c in contexts]
-        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(contexts))) as pool:
-            return list(pool.map(self.complete, contexts))
+
+class ServedCheckpointPlanner(_EndpointPlanner):
+    """A Flywheel checkpoint served by ``vllm serve <checkpoint>`` (or any OpenAI-compatible completions server).
+
+    The chat endpoint would render the full messages and every offered tool's full schema with the
+    checkpoint's template: 450-1,200 tokens per held-out turn where the compact prompt is 90-590, most of
+    them too long for the small planner's 1,024 positions with a 256-token reply, and not the prompts it
+    was trained on (vLLM answered every such request 400). So the prompt is built here exactly as the
+    in-process backends build it (``encode_prompt`` with the checkpoint's tokenizer and ChatFormat), sent
+    as token ids to ``/v1/completions`` with special tokens kept in the reply, and the reply parsed as
+    ``TransformersPlanner.turn`` parses generated text. ``bench/vllm_check.py`` compares the served text
+    with transformers' greedy decode of the same ids.
+
+    checkpoint: the checkpoint folder (its tokenizer and ``flywheel_model.json``; the weights are not read).
+    model: the served model name (``--served-model-name``; vLLM's default is the path it was given).
+    """
+
+    def __init__(self, base_url: str, model: str, checkpoint: str | Path, api_key: str | None = None, *,
+                 temperature: float = 0.0, timeout_s: float = 120.0, concurrency: int = 8, name: str | None = None):
+        from transformers import AutoTokenizer
+
+        from ml.model import chat_format_of
+
+        super().__init__(base_url.rstrip("/") + "/completions", model, api_key, temperature, timeout_s, concurrency)
+        self.fmt = chat_format_of(checkpoint)
+        self.tokenizer = AutoTokenizer.from_pretrained(str(checkpoint))
+        self.eos_id = self.tokenizer.convert_tokens_to_ids(IM_END)
+        self.think_ids = (self.tokenizer.convert_tokens_to_ids(THINK_OPEN),
+                          self.tokenizer.convert_tokens_to_ids(THINK_CLOSE))
+        self.name = name or f"served[{model}]"
+
+    def request_body(self, ctx: Context) -> dict[str, Any]:
+        return {"model": self.model, "prompt": encode_prompt(ctx.messages, ctx.tools, self.tokenizer, self.fmt),
+                "max_tokens": self.fmt.max_new_tokens, "temperature": self.temperature,
+                "stop_token_ids": [self.eos_id], "skip_special_tokens": False}
+
+    def request_turn(self, ctx: Context) -> PlannerTurn:
+        reply = post_json(self.url, self.request_body(ctx), self.api_key, self.timeout_s)
+        choice = (reply.get("choices") or [{}])[0]
+        text = choice.get("text")
+        if not isinstance(text, str):
+            raise EndpointError(f"a completions reply without text: {json.dumps(reply)[:300]}")
+        turn = parse_turn(text)
+        body = self.tokenizer(text, add_special_tokens=False)["input_ids"]
+        # The closing <|im_end|> is generated but not returned as text; it counts, as in TransformersPlanner.
+        stopped = choice.get("finish_reason") == "stop"
+        turn.output_tokens = int((reply.get("usage") or {}).get("completion_tokens") or len(body) + stopped)
+        turn.reasoning_tokens = _reasoning_tokens(body, *self.think_ids)
+        return turn
 
 
 def turn_from_completion(reply: dict[str, Any]) -> PlannerTurn:

@@ -3,7 +3,8 @@
 It records every request (its ``Authorization`` header as ``auth``, then the JSON body) and answers with
 the next of ``replies``, or with ``default`` once they run out (a final answer without tool calls).
 ``respond``, when given, computes each reply from the recorded request instead; returning None answers
-500, as an overloaded server does.
+500, as an overloaded server does, and returning ``(status, body)`` answers that status with that JSON body
+(vLLM's 400s carry ``{"error": {"message": ...}}``).
 """
 
 from __future__ import annotations
@@ -42,8 +43,9 @@ class OpenAIStandIn:
                     self.send_response(500)
                     self.end_headers()
                     return
+                status, reply = reply if isinstance(reply, tuple) else (200, reply)
                 data = json.dumps(reply).encode()
-                self.send_response(200)
+                self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
@@ -62,3 +64,21 @@ class OpenAIStandIn:
     def __exit__(self, *exc: Any) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def served_checkpoint(planner: Any) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """``respond`` for ``/v1/completions`` as ``vllm serve <checkpoint>`` answers it, computed by ``planner`` (a
+    ``TransformersPlanner`` of that checkpoint): prompt ids in, greedy text out with special tokens kept and the
+    stop token not returned, ``completion_tokens`` counting the stop token. bench/vllm_check.py measured real
+    vLLM 0.24.0 giving transformers' text on held-out prompt ids."""
+
+    def respond(req: dict[str, Any]) -> dict[str, Any]:
+        assert req["path"] == "/v1/completions" and req["skip_special_tokens"] is False
+        ids = planner.generate_ids([req["prompt"]], max_new_tokens=req["max_tokens"])[0]
+        stopped = bool(ids) and ids[-1] in req["stop_token_ids"]
+        text = planner.tokenizer.decode(ids[:-1] if stopped else ids, skip_special_tokens=False,
+                                        clean_up_tokenization_spaces=False)
+        return {"choices": [{"index": 0, "text": text, "finish_reason": "stop" if stopped else "length"}],
+                "usage": {"prompt_tokens": len(req["prompt"]), "completion_tokens": len(ids)}}
+
+    return respond

@@ -9,9 +9,10 @@ from harness.context import Context
 from harness.contract import ToolCall
 from harness.episode import EpisodeRunner
 from harness.planner import Planner
-from ml.backends import OpenAIPlanner, TransformersPlanner, turn_from_completion
-from ml.model import build_model
-from tests.openai_standin import OpenAIStandIn
+from ml.backends import OpenAIPlanner, ServedCheckpointPlanner, TransformersPlanner, turn_from_completion
+from ml.chat import encode_prompt
+from ml.model import build_model, save_checkpoint
+from tests.openai_standin import OpenAIStandIn, served_checkpoint
 
 
 def _contexts(n: int) -> list[Context]:
@@ -73,3 +74,43 @@ def test_endpoint_failure_is_a_failed_turn_not_a_crash():
     turn = planner.generate(_contexts(1))[0]
     assert turn.parse_errors and "endpoint error" in turn.parse_errors[0]
     assert turn_from_completion({"choices": []}).tool_calls == []
+
+
+def test_endpoint_error_status_keeps_the_servers_reason():
+    msg = "This model's maximum context length is 1024 tokens. However, you requested 1444 tokens."
+    with OpenAIStandIn(respond=lambda req: (400, {"error": {"message": msg, "code": 400}})) as standin:
+        turn = OpenAIPlanner(standin.url, "m").generate(_contexts(1))[0]
+    assert turn.parse_errors == [f"endpoint error: EndpointError: HTTP 400: {msg}"]
+
+
+def test_served_checkpoint_planner_equals_in_process(tokenizer, tiny_model_config, tmp_path):
+    model = build_model(tiny_model_config, tokenizer)
+    path = save_checkpoint(model, tokenizer, tmp_path / "ckpt")
+    local = TransformersPlanner.from_pretrained(path)
+    local.fmt.max_new_tokens = 16
+    ctxs = _contexts(3)
+    with OpenAIStandIn(respond=served_checkpoint(local)) as standin:
+        served = ServedCheckpointPlanner(standin.url, "flywheel", path, concurrency=2)
+        served.fmt.max_new_tokens = 16
+        got = served.generate(ctxs)
+    want = local.generate(ctxs)
+    assert [t.raw for t in got] == [t.raw for t in want]
+    assert [(t.output_tokens, t.reasoning_tokens) for t in got] == [(t.output_tokens, t.reasoning_tokens) for t in want]
+    prompts = sorted(r["prompt"] for r in standin.requests)
+    assert prompts == sorted(encode_prompt(c.messages, c.tools, local.tokenizer, local.fmt) for c in ctxs)
+
+
+def test_served_checkpoint_planner_parses_a_tool_call(tokenizer, tiny_model_config, tmp_path):
+    path = save_checkpoint(build_model(tiny_model_config, tokenizer), tokenizer, tmp_path / "ckpt")
+    text = ('<think>\nTurn it on.\n</think>\n\n<tool_call>\n{"name": "set_wifi", "arguments": {"enabled": true}}\n'
+            "</tool_call>")
+    reply = {"choices": [{"index": 0, "text": text, "finish_reason": "stop"}], "usage": {"completion_tokens": 31}}
+    with OpenAIStandIn(default=reply) as standin:
+        turn = ServedCheckpointPlanner(standin.url, "flywheel", path).generate(_contexts(1))[0]
+        bad = ServedCheckpointPlanner(standin.url, "flywheel", path)
+        standin.default = {"choices": [{"index": 0}]}
+        broken = bad.generate(_contexts(1))[0]
+    assert turn.tool_calls[0].name == "set_wifi" and turn.tool_calls[0].arguments == {"enabled": True}
+    assert turn.output_tokens == 31
+    assert turn.reasoning_tokens == len(tokenizer.encode("\nTurn it on.\n", add_special_tokens=False))
+    assert broken.parse_errors and "without text" in broken.parse_errors[0]

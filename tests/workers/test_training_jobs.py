@@ -79,6 +79,38 @@ def test_tiny_sft_job_registers_a_loadable_checkpoint(worker):
     assert f"| {ckpt.name} | sft |" in markdown and "| reference solver | reference | 100.00 ± 0.00" in markdown
 
 
+def test_endpoint_evaluation_of_a_served_checkpoint_matches_in_process(db, data_dir):
+    """A checkpoint behind a vLLM-like completions server scores exactly as the same checkpoint in-process."""
+    from dataclasses import asdict
+
+    from ml.backends import TransformersPlanner
+    from ml.chat import ChatFormat
+    from ml.model import ModelConfig, build_model, save_checkpoint
+    from ml.tokenizer import TokenizerConfig, build_tokenizer
+    from tests.openai_standin import OpenAIStandIn, served_checkpoint
+
+    tokenizer = build_tokenizer(TokenizerConfig(vocab_size=1024, seeds=1))
+    model = build_model(ModelConfig(hidden_size=64, intermediate_size=128, num_layers=2, num_heads=4,
+                                    num_kv_heads=2, max_positions=1024), tokenizer)
+    save_checkpoint(model, tokenizer, data_dir / "checkpoints/served/last",
+                    card={"config": {"chat": asdict(ChatFormat(max_new_tokens=24))}})
+    ckpt = Checkpoint.objects.create(name="served", path="checkpoints/served/last", kind="sft")
+    small = {"seeds": 1, "per_category": 1, "batch_size": 8}
+    in_process = _run_here(services.job_enqueue(kind="train.evaluate", config={**small, "checkpoint": str(ckpt.id)},
+                                                created_by=None))
+    local = TransformersPlanner.from_pretrained(data_dir / ckpt.path)
+    with OpenAIStandIn(respond=served_checkpoint(local)) as endpoint:
+        served = _run_here(services.job_enqueue(kind="train.evaluate", config={
+            **small, "checkpoint": "endpoint", "endpoint_url": endpoint.url, "endpoint_model": "flywheel",
+            "endpoint_checkpoint": str(ckpt.id)}, created_by=None))
+    assert served.status == JobStatus.SUCCEEDED, (served.error, served.log_tail[-2000:])
+    assert len(endpoint.requests) >= 4 and all(r["model"] == "flywheel" for r in endpoint.requests)
+    assert served.result["endpoint"]["checkpoint"] == str(ckpt.id)
+    keys = ("overall", "tool_use", "memory", "skills", "sub_agent", "mean_model_tokens", "mean_tool_calls")
+    assert {k: served.result["mean"][k] for k in keys} == {k: in_process.result["mean"][k] for k in keys}
+    assert served.result["mean"]["mean_model_tokens"] > 0
+
+
 def test_metrics_points_keep_numbers_and_lists_of_numbers(db):
     from workers.kinds.training import _Metrics
     from workers.runner import JobContext

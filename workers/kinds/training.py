@@ -44,6 +44,14 @@ def _checkpoint_errors(checkpoint_id: str | None, name: str) -> dict[str, list[s
     return {}
 
 
+def _checkpoint_id_errors(value: str, name: str, malformed: str = "must be a checkpoint id.") -> dict[str, list[str]]:
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return {name: [malformed]}
+    return _checkpoint_errors(value, name)
+
+
 def _storable(v: Any) -> bool:
     """Scalars, and lists of numbers such as CARE's ``competence_hist``; dicts (``schedules``) stay out."""
     if isinstance(v, list):
@@ -329,10 +337,11 @@ def _harness_errors(data: dict[str, Any] | None) -> list[str]:
 class EvaluateConfig:
     """What to evaluate: a checkpoint id, "reference" (the reference solver) or "endpoint" (any
     OpenAI-compatible chat-completions endpoint: ``endpoint_url``, ``endpoint_model`` and, when it wants
-    one, ``endpoint_key``). ``endpoint_key`` is sealed as soon as the config is built (``console.sealing``,
-    bound to ``endpoint_url``), so the stored job config, its page, the API and logs hold only the
-    sealed form; the job opens it just before sending requests. ``harness_version``: a
-    ``HarnessVersion.to_dict()``-style object (default: the default harness)."""
+    one, ``endpoint_key``; with ``endpoint_checkpoint``, a Flywheel checkpoint that ``vllm serve`` serves,
+    asked through ``/v1/completions`` with the prompt built here). ``endpoint_key`` is sealed as soon as
+    the config is built (``console.sealing``, bound to ``endpoint_url``), so the stored job config, its
+    page, the API and logs hold only the sealed form; the job opens it just before sending requests.
+    ``harness_version``: a ``HarnessVersion.to_dict()``-style object (default: the default harness)."""
 
     checkpoint: str = field(default="reference", metadata={
         "max_length": 64,
@@ -344,6 +353,11 @@ class EvaluateConfig:
         "max_length": 200, "help": 'with checkpoint "endpoint": the served model name (required)'})
     endpoint_key: str = field(default="", metadata=ENDPOINT_KEY.metadata(
         'with checkpoint "endpoint": API key sent as a bearer token (optional; stored sealed, never shown)'))
+    endpoint_checkpoint: str = field(default="", metadata={
+        "max_length": 64,
+        "help": 'with checkpoint "endpoint": the id of the registered checkpoint the endpoint serves (vllm serve '
+                "its folder); prompts are then built here with its tokenizer and sent to /v1/completions, as the "
+                "in-process planner builds them. Empty: any model, through /v1/chat/completions"})
     harness_version: dict[str, Any] | None = field(default=None, metadata={
         "help": "a HarnessVersion as JSON (policy, skill_overrides, tool_description_overrides, notice_rules, "
                 "offer_memory, gui_step_budget); empty: the default harness"})
@@ -385,17 +399,15 @@ class EvaluateConfig:
                 errors["endpoint_model"] = ['is required for an endpoint evaluation (the served model name).']
             elif not url_error:
                 errors.update(ENDPOINT_KEY.errors(self))
+            if self.endpoint_checkpoint:
+                errors.update(_checkpoint_id_errors(self.endpoint_checkpoint, "endpoint_checkpoint"))
         else:
-            for name in ("endpoint_url", "endpoint_model", "endpoint_key"):
+            for name in ("endpoint_url", "endpoint_model", "endpoint_key", "endpoint_checkpoint"):
                 if getattr(self, name):
                     errors[name] = ['is only for checkpoint "endpoint".']
             if self.checkpoint != "reference":
-                try:
-                    uuid.UUID(self.checkpoint)
-                except ValueError:
-                    errors["checkpoint"] = ['must be a checkpoint id, "reference" or "endpoint".']
-                else:
-                    errors.update(_checkpoint_errors(self.checkpoint, "checkpoint"))
+                errors.update(_checkpoint_id_errors(self.checkpoint, "checkpoint",
+                                                    'must be a checkpoint id, "reference" or "endpoint".'))
         harness_errors = _harness_errors(self.harness_version)
         if harness_errors:
             errors["harness_version"] = harness_errors
@@ -420,9 +432,14 @@ def evaluate_job(ctx: JobContext, config: EvaluateConfig) -> dict:
     if config.checkpoint == "reference":
         report = evaluate_reference(cfg, harness=harness)
     elif config.checkpoint == "endpoint":
-        from ml.backends import OpenAIPlanner
+        from ml.backends import OpenAIPlanner, ServedCheckpointPlanner
 
-        planner = OpenAIPlanner(config.endpoint_url, config.endpoint_model, config.api_key())
+        if config.endpoint_checkpoint:
+            served = Checkpoint.objects.get(id=config.endpoint_checkpoint)
+            planner = ServedCheckpointPlanner(config.endpoint_url, config.endpoint_model,
+                                              ctx.data_dir / served.path, config.api_key())
+        else:
+            planner = OpenAIPlanner(config.endpoint_url, config.endpoint_model, config.api_key())
         report = evaluate(lambda seed: planner, cfg, harness=harness)
     else:
         ckpt = Checkpoint.objects.get(id=config.checkpoint)
@@ -437,5 +454,6 @@ def evaluate_job(ctx: JobContext, config: EvaluateConfig) -> dict:
                             "seeds": config.seeds, "wall_s": out["wall_s"], "harness": out["harness"]})
     out["checkpoint"] = config.checkpoint
     if config.checkpoint == "endpoint":
-        out["endpoint"] = {"url": config.endpoint_url, "model": config.endpoint_model}
+        out["endpoint"] = {"url": config.endpoint_url, "model": config.endpoint_model,
+                           **({"checkpoint": config.endpoint_checkpoint} if config.endpoint_checkpoint else {})}
     return out
