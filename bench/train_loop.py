@@ -61,6 +61,8 @@ def main() -> int:
     ap.add_argument("--sft-batch-rows", type=int, default=3)
     ap.add_argument("--rl-lr", type=float, default=CAREConfig.lr,
                     help="RL learning rate (2e-4 collapsed both arms at stop 12; 1e-4 did not)")
+    ap.add_argument("--rl-kl", type=float, default=CAREConfig.kl_coef,
+                    help="KL weight to the SFT policy in both RL arms (0.02 let both drift to KL 0.5-0.65 at stop 16)")
     ap.add_argument("--rl-temperature", type=float, default=CAREConfig.temperature, help="rollout sampling temperature")
     ap.add_argument("--rl-tasks", type=int, default=4, help="tasks per RL iteration (x group size 4)")
     ap.add_argument("--sft-checkpoint", default="", help="reuse this SFT checkpoint instead of training one")
@@ -119,7 +121,8 @@ def main() -> int:
     for mode in ("grpo", "care"):
         cfg = CAREConfig(care=mode == "care", out_dir=str(out / mode), max_minutes=args.rl_minutes,
                          train_seeds=rl_seeds, temperature=args.rl_temperature,
-                         iterations=args.rl_iterations, save_every=0, lr=args.rl_lr, tasks_per_iter=args.rl_tasks)
+                         iterations=args.rl_iterations, save_every=0, lr=args.rl_lr, kl_coef=args.rl_kl,
+                         tasks_per_iter=args.rl_tasks)
         r = train_care(cfg, init_from=sft_path, on_metrics=lambda m: print(
             f"{m['mode']} it={m['iteration']} success={m['success']:.2f} reward={m['reward']:.3f} "
             f"out_tokens={m['output_tokens']:.1f} calls={m['tool_calls']:.2f} kept={m['groups_kept']} "
