@@ -38,9 +38,17 @@ class PlannerUnavailable(ValueError):
     """The requested planner cannot run here (missing checkpoint, backend not installed)."""
 
 
+def _checkpoint_path(value: Any) -> Path:
+    path = Path(str(value or ""))
+    if not value or not path.exists():
+        raise PlannerUnavailable(f"checkpoint {str(path)!r} does not exist.")
+    return path
+
+
 def planner_build(*, planner: Any) -> Any:
     """A harness planner from its description: ``{"kind": "reference", "style": {...}}``,
-    ``{"kind": "endpoint", "url", "model", "api_key"}`` or ``{"kind": "checkpoint", "path"}``."""
+    ``{"kind": "endpoint", "url", "model", "api_key"}`` (plus ``"checkpoint": path`` when the endpoint is
+    ``vllm serve`` of that Flywheel checkpoint) or ``{"kind": "checkpoint", "path"}``."""
     if not isinstance(planner, dict) or "kind" not in planner:
         raise ValueError("planner must be an object with a 'kind': reference, endpoint or checkpoint.")
     kind = planner["kind"]
@@ -68,11 +76,14 @@ def planner_build(*, planner: Any) -> Any:
         base = str(url).rstrip("/")
         base = base[: -len("/chat/completions")] if base.endswith("/chat/completions") else base
         base = base if base.endswith("/v1") else base + "/v1"
+        if planner.get("checkpoint"):  # a Flywheel checkpoint behind vllm serve: compact prompts, /v1/completions
+            from ml.backends import ServedCheckpointPlanner
+
+            return ServedCheckpointPlanner(base, str(model), _checkpoint_path(planner["checkpoint"]),
+                                           planner.get("api_key") or None)
         return OpenAIPlanner(base, str(model), planner.get("api_key") or None)
     if kind == "checkpoint":
-        path = Path(str(planner.get("path") or ""))
-        if not planner.get("path") or not path.exists():
-            raise PlannerUnavailable(f"checkpoint {str(path)!r} does not exist.")
+        path = _checkpoint_path(planner.get("path"))
         try:
             from ml.backends import TransformersPlanner
         except ImportError as exc:

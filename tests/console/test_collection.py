@@ -124,3 +124,26 @@ def test_planner_descriptions_are_checked():
             planner_build(planner=bad)
     with pytest.raises(PlannerUnavailable, match="does not exist"):
         planner_build(planner={"kind": "checkpoint", "path": "/no/such/checkpoint"})
+    with pytest.raises(PlannerUnavailable, match="does not exist"):
+        planner_build(planner={"kind": "endpoint", "url": "http://vllm:8000", "model": "m", "checkpoint": "/no/such"})
+
+
+def test_endpoint_planner_of_a_served_checkpoint(tmp_path):
+    from ml.model import ModelConfig, build_model, save_checkpoint
+    from ml.tokenizer import TokenizerConfig, build_tokenizer
+
+    tokenizer = build_tokenizer(TokenizerConfig(vocab_size=512, seeds=1))
+    model = build_model(ModelConfig(hidden_size=32, intermediate_size=64, num_layers=1, num_heads=2, num_kv_heads=1,
+                                    max_positions=256), tokenizer)
+    path = save_checkpoint(model, tokenizer, tmp_path / "ckpt")
+    planner = planner_build(planner={"kind": "endpoint", "url": "http://vllm:8000", "model": "fw", "checkpoint": path})
+    assert planner.name == "served[fw]" and planner.url == "http://vllm:8000/v1/completions"
+
+
+def test_collect_config_passes_a_served_checkpoint_to_the_endpoint_planner():
+    from workers.kinds.flywheel import CollectConfig
+
+    plain = CollectConfig(round_id="r", planner="endpoint", url="http://vllm:8000/v1", model="fw")
+    served = CollectConfig(round_id="r", planner="endpoint", url="http://vllm:8000/v1", model="fw", path="/ck/last")
+    assert "checkpoint" not in plain.planner_spec()
+    assert served.planner_spec()["checkpoint"] == "/ck/last" and served.planner_spec()["kind"] == "endpoint"

@@ -100,7 +100,9 @@ class CollectConfig:
     model: str | None = field(default=None, metadata={"max_length": 200, "help": "served model (planner=endpoint)"})
     api_key: str | None = field(default=None, metadata=ENDPOINT_KEY.metadata(
         "endpoint bearer token (stored sealed, never shown)"))
-    path: str | None = field(default=None, metadata={"max_length": 500, "help": "checkpoint folder"})
+    path: str | None = field(default=None, metadata={"max_length": 500, "help": (
+        "checkpoint folder (planner=checkpoint; with planner=endpoint, the Flywheel checkpoint that endpoint "
+        "serves with vllm serve, asked through /v1/completions with prompts built here)")})
     attempts: int = field(default=1, metadata={"min": 1, "max": 64, "help": "episodes per task"})
     parallel: int = field(default=8, metadata={"min": 1, "max": 512, "help": "episodes run at once"})
     task_ids: list[str] = field(default_factory=list, metadata={"help": "only these approved tasks (default: all)"})
@@ -130,7 +132,8 @@ class CollectConfig:
         """What ``collection_run`` builds the planner from; an endpoint's key is in clear here, so it is
         for the run only (never log or store it)."""
         if self.planner == "endpoint":
-            return {"kind": "endpoint", "url": self.url, "model": self.model, "api_key": ENDPOINT_KEY.open(self)}
+            return {"kind": "endpoint", "url": self.url, "model": self.model, "api_key": ENDPOINT_KEY.open(self),
+                    **({"checkpoint": self.path} if self.path else {})}
         if self.planner == "checkpoint":
             return {"kind": "checkpoint", "path": self.path}
         style = {"reasoning": "verbose" if "verbose" in self.style else "concise",
