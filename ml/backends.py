@@ -204,13 +204,20 @@ def post_json(url: str, body: dict[str, Any], api_key: str | None, timeout_s: fl
         with urllib.request.urlopen(req, timeout=timeout_s) as resp:  # noqa: S310 - the URL is configured
             return json.loads(resp.read().decode())
     except urllib.error.HTTPError as exc:
-        # vLLM and hosted APIs say why in the body ({"error": {"message": ...}}): keep it, it is the fix.
+        # Servers say why in the body ({"error": {"message": ...}}, vLLM's older {"message": ...}, FastAPI's
+        # {"detail": ...}): keep it, it is the fix.
         text = exc.read().decode(errors="replace")
         try:
-            err = json.loads(text).get("error") or {}
-            message = err.get("message") if isinstance(err, dict) else str(err)
-        except (json.JSONDecodeError, AttributeError):
-            message = None
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            data = None
+        message = None
+        if isinstance(data, dict):
+            err = data.get("error")
+            err = err.get("message") if isinstance(err, dict) else err
+            message = err or data.get("message") or data.get("detail")
+        if message is not None and not isinstance(message, str):
+            message = json.dumps(message)
         raise EndpointError(f"HTTP {exc.code}: {(message or text or exc.reason)[:500]}") from exc
 
 
@@ -318,6 +325,7 @@ class ServedCheckpointPlanner(_EndpointPlanner):
         text = choice.get("text")
         if not isinstance(text, str):
             raise EndpointError(f"a completions reply without text: {json.dumps(reply)[:300]}")
+        text = text.removesuffix(IM_END)  # a stop token may come back as text when special tokens are kept
         turn = parse_turn(text)
         body = self.tokenizer(text, add_special_tokens=False)["input_ids"]
         # The closing <|im_end|> is generated but not returned as text; it counts, as in TransformersPlanner.

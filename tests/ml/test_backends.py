@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from devices.virtual.registry import catalog
@@ -76,9 +78,15 @@ def test_endpoint_failure_is_a_failed_turn_not_a_crash():
     assert turn_from_completion({"choices": []}).tool_calls == []
 
 
-def test_endpoint_error_status_keeps_the_servers_reason():
+@pytest.mark.parametrize("body", [
+    {"error": {"message": "MSG", "code": 400}},  # OpenAI and current vLLM
+    {"object": "error", "message": "MSG", "type": "BadRequestError", "code": 400},  # older vLLM
+    {"detail": "MSG"},  # FastAPI
+])
+def test_endpoint_error_status_keeps_the_servers_reason(body):
     msg = "This model's maximum context length is 1024 tokens. However, you requested 1444 tokens."
-    with OpenAIStandIn(respond=lambda req: (400, {"error": {"message": msg, "code": 400}})) as standin:
+    body = json.loads(json.dumps(body).replace("MSG", msg))
+    with OpenAIStandIn(respond=lambda req: (400, body)) as standin:
         turn = OpenAIPlanner(standin.url, "m").generate(_contexts(1))[0]
     assert turn.parse_errors == [f"endpoint error: EndpointError: HTTP 400: {msg}"]
 
@@ -103,7 +111,7 @@ def test_served_checkpoint_planner_equals_in_process(tokenizer, tiny_model_confi
 def test_served_checkpoint_planner_parses_a_tool_call(tokenizer, tiny_model_config, tmp_path):
     path = save_checkpoint(build_model(tiny_model_config, tokenizer), tokenizer, tmp_path / "ckpt")
     text = ('<think>\nTurn it on.\n</think>\n\n<tool_call>\n{"name": "set_wifi", "arguments": {"enabled": true}}\n'
-            "</tool_call>")
+            "</tool_call><|im_end|>")
     reply = {"choices": [{"index": 0, "text": text, "finish_reason": "stop"}], "usage": {"completion_tokens": 31}}
     with OpenAIStandIn(default=reply) as standin:
         turn = ServedCheckpointPlanner(standin.url, "flywheel", path).generate(_contexts(1))[0]
@@ -111,6 +119,6 @@ def test_served_checkpoint_planner_parses_a_tool_call(tokenizer, tiny_model_conf
         standin.default = {"choices": [{"index": 0}]}
         broken = bad.generate(_contexts(1))[0]
     assert turn.tool_calls[0].name == "set_wifi" and turn.tool_calls[0].arguments == {"enabled": True}
-    assert turn.output_tokens == 31
+    assert not turn.parse_errors and turn.content == "" and turn.output_tokens == 31
     assert turn.reasoning_tokens == len(tokenizer.encode("\nTurn it on.\n", add_special_tokens=False))
     assert broken.parse_errors and "without text" in broken.parse_errors[0]
