@@ -30,7 +30,6 @@ serve_greedy_match=16/16, and all 64 chat requests answered 400 (their reasons w
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -41,7 +40,7 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from harness.episode import run_episodes  # noqa: E402
-from ml.backends import OpenAIPlanner, ServedCheckpointPlanner, TransformersPlanner, VllmPlanner  # noqa: E402
+from ml.backends import OpenAIPlanner, ServedCheckpointPlanner, TransformersPlanner, VllmPlanner, post_json  # noqa: E402
 from ml.chat import encode_prompt  # noqa: E402
 from ml.evaluate import EvalConfig, seed_tasks  # noqa: E402
 from ml.model import chat_format_of  # noqa: E402
@@ -66,12 +65,6 @@ def rollout(planner, tasks) -> tuple[float, int]:
     eps = run_episodes(tasks, planner, batch_size=len(tasks))
     wall = time.perf_counter() - t
     return sum(e.costs.output_tokens for e in eps) / wall, sum(bool(e.verdict and e.verdict.success) for e in eps)
-
-
-def post(url: str, body: dict) -> dict:
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=120) as resp:  # noqa: S310 - loopback server started here
-        return json.loads(resp.read().decode())
 
 
 def wait_ready(proc: subprocess.Popen, port: int, timeout_s: float = 300) -> bool:
@@ -111,8 +104,9 @@ def serve_compare(base: str, checkpoint: str, fmt, prompts: list[list[int]], exp
     """The served checks against a running server at ``base`` (any vLLM-like completions server)."""
     same = 0
     for ids, want in zip(prompts, expected, strict=True):
-        reply = post(base + "/completions", {"model": "flywheel", "prompt": ids, "temperature": 0,
-                                             "max_tokens": fmt.max_new_tokens, "skip_special_tokens": False})
+        body = {"model": "flywheel", "prompt": ids, "temperature": 0, "max_tokens": fmt.max_new_tokens,
+                "skip_special_tokens": False}
+        reply = post_json(base + "/completions", body, None, 120)
         same += reply["choices"][0]["text"] == want
     print(f"serve_greedy_match={same}/{len(prompts)}", flush=True)
     tasks = seed_tasks(EvalConfig(seeds=(0,), per_category=2), 0)
