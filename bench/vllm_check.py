@@ -9,22 +9,28 @@ on its own so one failing stage does not hide the others:
 1. ``--contexts`` prompts from the held-out split (every turn of reference-solver episodes, the
    contexts a planner meets), rendered with the checkpoint's own ChatFormat.
 2. Greedy continuations from transformers (on cuda, ``--dtype``) and from vLLM in-process (same
-   dtype), token ids compared: ``greedy_match=K/N``, and for each mismatch the first differing position.
-3. Rollouts of ``--episodes`` held-out tasks through the Harness with each backend (greedy):
-   ``vllm_rollout_tokens_per_s=`` and ``transformers_rollout_tokens_per_s=`` (generated tokens
-   per wall second, same episodes), and each backend's success count.
-4. ``vllm serve <checkpoint>`` as a subprocess: ``/v1/completions`` on the same prompt ids must give
-   the text transformers decodes (``serve_greedy_match=K/N``); whole held-out episodes through
-   ``ml.backends.ServedCheckpointPlanner`` must take the turns transformers takes in-process
-   (``serve_episodes_identical=K/N``); and the chat endpoint through ``OpenAIPlanner`` is tried too
-   (``serve_chat_parsed=K/N`` with the first error): the chat template renders the full messages and
-   every tool schema, 450-1,200 tokens where the compact prompt is 90-590, so for this planner
-   ServedCheckpointPlanner is the way to a served checkpoint.
+   dtype, eager), token ids compared: ``greedy_match=K/N``; each mismatch gives its first differing
+   position and transformers' top-2 logit gap there (a near tie is float noise, a wide gap a bug).
+3. ``vllm serve <checkpoint>`` as a subprocess (``--serve-args`` adds options): ``/v1/completions`` on
+   the same prompt ids must give the text transformers decodes (``serve_greedy_match=K/N``); whole
+   held-out episodes through ``ml.backends.ServedCheckpointPlanner`` must take the turns transformers
+   takes in-process (``serve_episodes_identical=K/N``); the chat endpoint through ``OpenAIPlanner`` is
+   tried too (``serve_chat_parsed=K/N`` with its errors counted).
+4. Rollouts of ``--episodes`` held-out tasks through the Harness with each backend (greedy):
+   ``vllm_rollout_tokens_per_s=`` and ``transformers_rollout_tokens_per_s=`` (generated tokens per wall
+   second, same episodes, one batch) and each backend's success count.
+5. vLLM's compiled mode (torch.compile + CUDA graphs, the eager engine shut down first):
+   ``greedy_match_compiled=`` and ``vllm_compiled_rollout_tokens_per_s=``.
 
-Measured 2026-12-04 on an H200 (vLLM 0.24.0 on torch 2.11.0+cu130, float32, eager; a 3-minute CPU
-checkpoint, so no episode succeeded): vLLM loaded the folder unchanged, greedy_match=16/16,
-serve_greedy_match=16/16, and all 64 chat requests answered 400 (their reasons were not kept then;
-``OpenAIPlanner`` now reports the server's message). The episode comparison is newer than that run.
+Measured 2026-12-04 (second run) on an H200, vLLM 0.24.0 on torch 2.11.0+cu130, float32 (TRITON_ATTN
+backend), a 22-minute CPU SFT checkpoint (step 2,600), ``--contexts 20 --episodes 128``: init 77 s eager, 63 s
+compiled; greedy_match=19/20 eager and compiled, serve_greedy_match=19/20 (the one mismatch, context 5
+at generated token 55, is a near tie: transformers' top-2 logit gap there is 0.0044, the smallest of
+that generation, whose median is 4.7; transformers on this CPU picks vLLM's token); served episodes
+5/8 identical (multi-turn episodes meet more near ties); chat endpoint 0/64 (400: tool choice "auto"
+needs ``--enable-auto-tool-choice --tool-call-parser hermes``; with them 58/64 refused for length,
+2/64 parsed). Rollouts, 128 episodes: vLLM eager 2,550 tokens/s, compiled 5,757, transformers batched
+2,805 (ratios 0.91 and 2.05).
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ import sys
 import time
 import traceback
 import urllib.request
+from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -86,7 +93,7 @@ def serve_check(args, fmt, prompts: list[list[int]], expected: list[str], hf) ->
     log = open(os.path.join(args.log_dir, "vllm_serve.log"), "w")  # noqa: SIM115 - closed in finally
     proc = subprocess.Popen([sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", args.checkpoint,
                              "--port", str(args.port), "--dtype", args.dtype, "--served-model-name", "flywheel",
-                             "--gpu-memory-utilization", "0.15", "--enforce-eager"],
+                             "--gpu-memory-utilization", "0.15", "--enforce-eager", *args.serve_args.split()],
                             stdout=log, stderr=subprocess.STDOUT)
     try:
         if not wait_ready(proc, args.port):
@@ -119,8 +126,9 @@ def serve_compare(base: str, checkpoint: str, fmt, prompts: list[list[int]], exp
     chat = OpenAIPlanner(base, "flywheel", max_tokens=fmt.max_new_tokens, extra={"skip_special_tokens": False})
     turns = [s.turn for ep in run_episodes(tasks[:4], chat) for s in ep.steps]
     errors = [e for t in turns for e in t.parse_errors]
+    kinds = Counter(e[:90] for e in errors)
     print(f"serve_chat_parsed={len(turns) - sum(bool(t.parse_errors) for t in turns)}/{len(turns)} "
-          f"first_error={errors[0] if errors else None!r}", flush=True)
+          f"errors={dict(kinds.most_common(4))}", flush=True)
 
 
 def stage(name: str, fn):
@@ -142,9 +150,13 @@ def main() -> int:
     ap.add_argument("--device", default="cuda", help="transformers device (cpu: a dry run of the script here)")
     ap.add_argument("--port", type=int, default=8011)
     ap.add_argument("--log-dir", default=".", help="where vllm_serve.log goes")
-    ap.add_argument("--no-compiled", dest="compiled", action="store_false",
-                    help="skip vLLM's compiled mode (torch.compile + CUDA graphs; its start-up takes longer)")
+    ap.add_argument("--stages", default="greedy,serve,rollout,compiled",
+                    help="which of greedy, serve, rollout, compiled (vLLM's torch.compile + CUDA graphs) to run")
+    ap.add_argument("--serve-args", default="",
+                    help="extra `vllm serve` options, e.g. '--enable-auto-tool-choice --tool-call-parser hermes' "
+                         "for the chat endpoint's tool calls")
     args = ap.parse_args()
+    stages = set(args.stages.split(","))
     import torch
 
     fmt = chat_format_of(args.checkpoint)
@@ -156,7 +168,8 @@ def main() -> int:
     expected = [hf.tokenizer.decode(x, skip_special_tokens=False, clean_up_tokenization_spaces=False) for x in strip]
     print(f"transformers_ok contexts={len(prompts)} mean_new_tokens={sum(map(len, a)) / len(a):.1f}", flush=True)
     vl = None
-    for dtype, kw in ((args.dtype, {"enforce_eager": True}), (args.dtype, {}), ("bfloat16", {"enforce_eager": True})):
+    tries = ((args.dtype, {"enforce_eager": True}), (args.dtype, {}), ("bfloat16", {"enforce_eager": True}))
+    for dtype, kw in tries if stages & {"greedy", "rollout"} else ():
         t = time.perf_counter()
         vl = stage(f"vllm_init dtype={dtype} {kw}", lambda d=dtype, k=kw: VllmPlanner(
             args.checkpoint, fmt=fmt, dtype=d, gpu_memory_utilization=0.3, **k))
@@ -165,15 +178,16 @@ def main() -> int:
             args.dtype = dtype
             break
     if vl is not None:
-        stage("greedy_match", lambda: greedy_match(vl, prompts, strip))
+        stage("greedy_match", lambda: greedy_match(vl, prompts, strip, hf=hf))
     # The served checks before the throughput runs: on a metered GPU the correctness figures come first.
-    stage("serve", lambda: serve_check(args, fmt, prompts, expected, hf))
+    if "serve" in stages:
+        stage("serve", lambda: serve_check(args, fmt, prompts, expected, hf))
     tasks = seed_tasks(EvalConfig(seeds=(0,), per_category=max(1, args.episodes // 4)), 0)[: args.episodes]
     speeds = {}
     for name, planner in (("vllm", vl), ("transformers", hf)):
-        if planner is not None:
+        if planner is not None and "rollout" in stages:
             speeds[name] = stage(f"{name}_rollout", lambda n=name, p=planner: report_rollout(n, p, tasks))
-    if args.compiled:
+    if "compiled" in stages:
         # vLLM's default mode (torch.compile + CUDA graphs) beside the eager engine: the eager one is
         # shut down first so the two never hold the GPU's memory at once.
         stage("vllm_eager_shutdown", lambda: shutdown(vl))
@@ -183,9 +197,10 @@ def main() -> int:
                                                               gpu_memory_utilization=0.3))
         if vc is not None:
             print(f"vllm_compiled_init_ok init_s={time.perf_counter() - t:.0f}", flush=True)
-            stage("greedy_match_compiled", lambda: greedy_match(vc, prompts, strip, "greedy_match_compiled"))
-            speeds["vllm_compiled"] = stage("vllm_compiled_rollout", lambda: report_rollout("vllm_compiled", vc,
-                                                                                            tasks))
+            stage("greedy_match_compiled", lambda: greedy_match(vc, prompts, strip, "greedy_match_compiled", hf))
+            if "rollout" in stages:
+                speeds["vllm_compiled"] = stage("vllm_compiled_rollout",
+                                                lambda: report_rollout("vllm_compiled", vc, tasks))
     base = speeds.get("transformers")
     for name in ("vllm", "vllm_compiled"):
         if speeds.get(name) and base:
@@ -214,17 +229,30 @@ def shutdown(planner) -> None:
     torch.cuda.empty_cache()
 
 
-def greedy_match(vl, prompts: list[list[int]], expected: list[list[int]], label: str = "greedy_match") -> None:
+def greedy_match(vl, prompts: list[list[int]], expected: list[list[int]], label: str = "greedy_match",
+                 hf=None) -> None:
+    """Token-for-token comparison; each mismatch reports where, and (with ``hf``) transformers' own margin there."""
     same = 0
     for k, (x, y) in enumerate(zip(expected, vl.generate_ids(prompts), strict=True)):
         y = y[:-1] if y and y[-1] == vl.eos_id else y
         if x == y:
             same += 1
-        else:
-            first = next((i for i, (p, q) in enumerate(zip(x, y, strict=False)) if p != q), min(len(x), len(y)))
-            print(f"mismatch context={k} first_divergence={first} hf_len={len(x)} vllm_len={len(y)}")
+            continue
+        first = next((i for i, (p, q) in enumerate(zip(x, y, strict=False)) if p != q), min(len(x), len(y)))
+        gap = f" hf_top2_logit_gap={top2_gap(hf, prompts[k] + x[:first]):.4f}" if hf is not None else ""
+        print(f"mismatch context={k} first_divergence={first} hf_len={len(x)} vllm_len={len(y)}{gap}")
     print(f"{label}={same}/{len(prompts)}", flush=True)
 
+
+def top2_gap(hf, ids: list[int]) -> float:
+    """Logit gap between transformers' two likeliest next tokens after ``ids``: a near tie (gap far below the
+    typical few logits) is where two correct float32 implementations may pick different tokens."""
+    import torch
+
+    with torch.inference_mode():
+        logits = hf.model(input_ids=torch.tensor([ids], device=hf.model.device)).logits[0, -1].float()
+    top = torch.topk(logits, 2).values
+    return float(top[0] - top[1])
 
 if __name__ == "__main__":
     raise SystemExit(main())
