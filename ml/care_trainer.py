@@ -39,8 +39,8 @@ from ml.care import (
     policy_loss,
 )
 from ml.care_config import CAREConfig
-from ml.chat import Encoded, encode_conversation
-from ml.sft import step_messages
+from ml.chat import Encoded
+from ml.sft import turn_views
 
 Metrics = Callable[[dict[str, Any]], None]
 
@@ -83,10 +83,13 @@ def rollout_groups(tasks: list[Any], planner: Any, group_size: int, pool: EnvPoo
     return [eps[i * group_size:(i + 1) * group_size] for i in range(len(tasks))]
 
 
-def encode_actions(ep: Episode, tokenizer: Any, cfg: CAREConfig) -> Encoded:
-    """The episode as one sequence; mask = the planner's own turns of this episode (not history, not tools)."""
-    train = set(step_messages(ep))
-    return encode_conversation(ep.messages, ep.tools, tokenizer, cfg.chat, train_messages=train)
+def encode_actions(ep: Episode, tokenizer: Any, cfg: CAREConfig) -> list[Encoded]:
+    """The episode's action tokens in the contexts they were sampled in (``ml.sft.turn_views``): every turn of
+    the planner after exactly the prompt generation built for it (the tools offered at that turn, the
+    compaction of that moment), mask = the planner's own turns (not history, not tool replies). One
+    whole-episode rendering would put a third of the turns behind contexts the sampler never saw (other
+    tools, other compaction) and train, ratio and KL-anchor them there."""
+    return turn_views(ep, tokenizer, cfg.chat, cfg.chat.max_context_tokens + cfg.chat.max_new_tokens)
 
 
 def token_logprobs(model: Any, examples: list[Encoded], pad_id: int, device: Any) -> tuple[Any, Any]:
@@ -222,20 +225,20 @@ class CARETrainer:
         groups = rollout_groups(tasks, planner, cfg.group_size, self.pool)
         t_roll = time.perf_counter() - t0
         scored = self.score_groups(groups)
-        batch: list[tuple[Encoded, float]] = []
+        batch: list[list[tuple[Encoded, float]]] = []  # per episode: its sequences, each with the advantage
         for eps, res in zip(groups, scored, strict=True):
             if res.dropped:
                 continue
             for ep, a in zip(eps, res.advantages, strict=True):
-                enc = encode_actions(ep, self.tokenizer, cfg)
-                if sum(enc.mask) and a != 0.0:
-                    batch.append((enc, a))
+                views = [(enc, a) for enc in encode_actions(ep, self.tokenizer, cfg) if sum(enc.mask)]
+                if views and a != 0.0:
+                    batch.append(views)
         stats: dict[str, float] = {"pg_loss": 0.0, "kl": 0.0, "clip_frac": 0.0}
         n_updates = 0
         if batch:
             self.model.train()
             mb = cfg.minibatch_episodes
-            chunks = [batch[i:i + mb] for i in range(0, len(batch), mb)]
+            chunks = [[v for ep in batch[i:i + mb] for v in ep] for i in range(0, len(batch), mb)]
             olds, refs = [], []
             with torch.no_grad():
                 for ch in chunks:

@@ -169,38 +169,49 @@ def value_weights(texts: list[str], values: set[str], tokenizer: Any, weight: fl
 
 
 def encode_views(ep: Episode | dict[str, Any], tokenizer: Any, cfg: SFTConfig) -> list[Encoded]:
-    """The episode's training sequences; every turn is trained on exactly the prompt generation gives it.
-
-    Generation builds each turn's prompt with ``encode_prompt``: the messages before the turn, under
-    the tools offered at that turn (loading a skill adds its tool family), compacted to
-    ``chat.max_context_tokens`` (old results squeezed, then the oldest tokens dropped). One
-    whole-episode sequence would show late turns contexts generation never builds: in the reference
-    data a third of the turns (long episodes are squeezed or cut differently, or cut off at
-    ``seq_len``). So a sequence starts at a turn's own prompt and runs on through later turns only
-    while each later turn's prompt extends it token for token (same tools, no squeeze or cut in
-    between) and it fits ``seq_len``. A turn is trained (mask 1 on its tokens and its ``<|im_end|>``)
-    unless ``erroneous_steps`` flags it or it is longer than ``chat.max_new_tokens``: generation
-    could never finish it. With ``cfg.value_weight`` other than 1, the tokens of the argument values
-    the trained turns pass to tools (``call_values``; an erroneous turn's wrong value is not one), in a
-    turn's reasoning, content and calls alike, carry that loss weight (``Encoded.weights``).
-    Episodes without steps are the single sequence of ``encode_episode``.
+    """The episode's SFT sequences (``turn_views``): the turns ``erroneous_steps`` flags and turns longer
+    than ``chat.max_new_tokens`` (generation could never finish them) get no loss; with ``cfg.value_weight``
+    other than 1, the tokens of the argument values the trained turns pass to tools (``call_values``; an
+    erroneous turn's wrong value is not one), in a turn's reasoning, content and calls alike, carry that
+    loss weight (``Encoded.weights``). Episodes without steps are the single sequence of ``encode_episode``.
     """
     d = _as_dict(ep)
     if not d.get("steps"):
         return [encode_episode(d, tokenizer, cfg)]
-    messages, fmt = d["messages"], cfg.chat
-    msg_of, bad = step_messages(d), erroneous_steps(d, cfg)
+    return turn_views(d, tokenizer, cfg.chat, cfg.seq_len, skip=erroneous_steps(d, cfg),
+                      value_weight=cfg.value_weight, finishable_only=True)
+
+
+def turn_views(ep: Episode | dict[str, Any], tokenizer: Any, fmt: Any, seq_len: int, *, skip: set[int] = frozenset(),
+               value_weight: float = 1.0, finishable_only: bool = False) -> list[Encoded]:
+    """The episode's turns as token sequences in which every turn follows exactly the prompt generation gave it.
+
+    Generation builds each turn's prompt with ``encode_prompt``: the messages before the turn, under
+    the tools offered at that turn (loading a skill adds its tool family), compacted to
+    ``fmt.max_context_tokens`` (old results squeezed, then the oldest tokens dropped). One
+    whole-episode sequence would show late turns contexts generation never builds: in the reference
+    data a third of the turns (long episodes are squeezed or cut differently, or cut off at
+    ``seq_len``). So a sequence starts at a turn's own prompt and runs on through later turns only
+    while each later turn's prompt extends it token for token (same tools, no squeeze or cut in
+    between) and it fits ``seq_len``. Every step's turn is a target (mask 1 on its tokens and its
+    ``<|im_end|>``; a ``TurnSpan`` each) except the steps in ``skip`` and, with ``finishable_only``,
+    turns longer than ``fmt.max_new_tokens``. SFT (``encode_views``) and the RL trainer's action
+    tokens (``ml.care_trainer.encode_actions``) both read episodes through here.
+    """
+    d = _as_dict(ep)
+    messages = d["messages"]
+    msg_of = step_messages(d)
     prompts = [encode_prompt(messages[:m], tools, tokenizer, fmt) for m, tools in zip(msg_of, step_tools(d),
                                                                                       strict=True)]
     texts = [assistant_text(messages[m]) + IM_END for m in msg_of]
     targets = encode_many(tokenizer, texts)
-    weighted = cfg.value_weight != 1
-    values = call_values(messages[m] for i, m in enumerate(msg_of) if i not in bad) if weighted else set()
-    weights = value_weights(texts, values, tokenizer, cfg.value_weight) if weighted else None
+    weighted = value_weight != 1
+    values = call_values(messages[m] for i, m in enumerate(msg_of) if i not in skip) if weighted else set()
+    weights = value_weights(texts, values, tokenizer, value_weight) if weighted else None
     out: list[Encoded] = []
     for i, (m, prompt, target) in enumerate(zip(msg_of, prompts, targets, strict=True)):
         cur = out[-1] if out else None
-        if (cur is None or len(prompt) + len(target) > cfg.seq_len
+        if (cur is None or len(prompt) + len(target) > seq_len
                 or prompt[:len(cur.ids)] != cur.ids):
             cur = Encoded([], [], [], [] if weighted else None)
             out.append(cur)
@@ -209,7 +220,7 @@ def encode_views(ep: Episode | dict[str, Any], tokenizer: Any, cfg: SFTConfig) -
             cur.weights.extend([1.0] * (len(prompt) - len(cur.ids)))
             cur.weights.extend(weights[i])
         cur.ids = list(prompt)
-        on = i not in bad and len(target) <= fmt.max_new_tokens
+        on = i not in skip and (not finishable_only or len(target) <= fmt.max_new_tokens)
         cur.turns.append(TurnSpan(len(cur.ids), len(cur.ids) + len(target), m))
         cur.ids.extend(target)
         cur.mask.extend([int(on)] * len(target))

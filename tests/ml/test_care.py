@@ -237,3 +237,32 @@ def test_invalid_care_config_names_every_bad_field():
         CAREConfig.from_dict({"clip": 0.2})
     assert "clip" in err.value.field_errors
     assert CAREConfig.grpo().care is False
+
+
+def test_rl_scores_every_turn_after_the_prompt_it_was_sampled_from(tokenizer):
+    """The action tokens of an RL episode sit behind exactly the prompt generation built for each turn (its
+    own tools, its own compaction), every planner turn trained, the mistaken ones too (they carry the
+    advantage); the whole-episode rendering would have put some turns behind other contexts."""
+    from devices.virtual.registry import catalog
+    from harness.reference import ReferenceStyle
+    from ml.care_trainer import encode_actions
+    from ml.chat import encode_conversation, encode_prompt
+    from ml.sft import reference_episodes, step_messages, step_tools
+
+    fmt = ChatFormat(max_context_tokens=160, max_new_tokens=48)
+    cfg = CAREConfig(chat=fmt)
+    for tid in ("media.skill_build_playlist", "apps.skill_revoke_permissions"):
+        task = catalog().templates[tid].instantiate(3)
+        ep = reference_episodes([task], [ReferenceStyle(mistake=True)])[0]
+        views = encode_actions(ep, tokenizer, cfg)
+        tools_at = dict(zip(step_messages(ep), step_tools(ep), strict=True))
+        spans = [(v, t) for v in views for t in v.turns]
+        assert [t.message for _, t in spans] == step_messages(ep)
+        for v, t in spans:
+            assert v.ids[:t.start] == encode_prompt(ep.messages[:t.message], tools_at[t.message], tokenizer, fmt)
+            assert all(v.mask[t.start:t.end])  # erroneous and over-long turns too: RL scores what was sampled
+        assert sum(sum(v.mask) for v in views) == sum(t.end - t.start for _, t in spans)
+        whole = encode_conversation(ep.messages, ep.tools, tokenizer, fmt, train_messages=set(step_messages(ep)))
+        moved = [t for t in whole.turns if whole.ids[:t.start] != encode_prompt(
+            ep.messages[:t.message], tools_at[t.message], tokenizer, fmt)]
+        assert moved, f"{tid}: the old rendering would have matched every turn; the test shows nothing"
