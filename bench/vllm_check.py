@@ -131,6 +131,9 @@ def serve_compare(base: str, checkpoint: str, fmt, prompts: list[list[int]], exp
           f"errors={dict(kinds.most_common(4))}", flush=True)
 
 
+STAGES = {"greedy", "serve", "rollout", "compiled"}
+
+
 def stage(name: str, fn):
     """Run one stage; a failure prints its traceback and the run goes on to the next stage."""
     try:
@@ -157,6 +160,8 @@ def main() -> int:
                          "for the chat endpoint's tool calls")
     args = ap.parse_args()
     stages = set(args.stages.split(","))
+    if stages - STAGES:
+        ap.error(f"unknown stage(s) {sorted(stages - STAGES)}; known: {', '.join(sorted(STAGES))}")
     import torch
 
     fmt = chat_format_of(args.checkpoint)
@@ -177,7 +182,7 @@ def main() -> int:
             print(f"vllm_init_ok dtype={dtype} options={kw} init_s={time.perf_counter() - t:.0f}", flush=True)
             args.dtype = dtype
             break
-    if vl is not None:
+    if vl is not None and "greedy" in stages:
         stage("greedy_match", lambda: greedy_match(vl, prompts, strip, hf=hf))
     # The served checks before the throughput runs: on a metered GPU the correctness figures come first.
     if "serve" in stages:
@@ -190,7 +195,8 @@ def main() -> int:
     if "compiled" in stages:
         # vLLM's default mode (torch.compile + CUDA graphs) beside the eager engine: the eager one is
         # shut down first so the two never hold the GPU's memory at once.
-        stage("vllm_eager_shutdown", lambda: shutdown(vl))
+        if vl is not None:
+            stage("vllm_eager_shutdown", lambda: shutdown(vl))
         vl = None
         t = time.perf_counter()
         vc = stage("vllm_compiled_init", lambda: VllmPlanner(args.checkpoint, fmt=fmt, dtype=args.dtype,
