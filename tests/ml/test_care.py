@@ -247,13 +247,15 @@ def test_rl_scores_every_turn_after_the_prompt_it_was_sampled_from(tokenizer):
     from harness.reference import ReferenceStyle
     from ml.care_trainer import encode_actions
     from ml.chat import encode_conversation, encode_prompt
-    from ml.sft import reference_episodes, step_messages, step_tools
+    from ml.sft import erroneous_steps, reference_episodes, step_messages, step_tools
+    from ml.sft_config import SFTConfig
 
     fmt = ChatFormat(max_context_tokens=160, max_new_tokens=48)
     cfg = CAREConfig(chat=fmt)
     for tid in ("media.skill_build_playlist", "apps.skill_revoke_permissions"):
         task = catalog().templates[tid].instantiate(3)
         ep = reference_episodes([task], [ReferenceStyle(mistake=True)])[0]
+        assert erroneous_steps(ep, SFTConfig())  # a turn SFT would mask: RL must still score it
         views = encode_actions(ep, tokenizer, cfg)
         tools_at = dict(zip(step_messages(ep), step_tools(ep), strict=True))
         spans = [(v, t) for v in views for t in v.turns]
