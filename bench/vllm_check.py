@@ -66,14 +66,6 @@ def held_out_prompts(n: int, tokenizer, fmt) -> list[list[int]]:
     return prompts[::step][:n]
 
 
-def rollout(planner, tasks) -> tuple[float, int]:
-    """(generated tokens per wall second, successful episodes) over ``tasks``, all in one batch."""
-    t = time.perf_counter()
-    eps = run_episodes(tasks, planner, batch_size=len(tasks))
-    wall = time.perf_counter() - t
-    return sum(e.costs.output_tokens for e in eps) / wall, sum(bool(e.verdict and e.verdict.success) for e in eps)
-
-
 def wait_ready(proc: subprocess.Popen, port: int, timeout_s: float = 300) -> bool:
     deadline = time.time() + timeout_s
     while time.time() < deadline:
@@ -215,7 +207,11 @@ def main() -> int:
 
 
 def report_rollout(name: str, planner, tasks) -> float:
-    speed, ok = rollout(planner, tasks)
+    """Roll ``tasks`` out in one batch; print and return generated tokens per wall second."""
+    t = time.perf_counter()
+    eps = run_episodes(tasks, planner, batch_size=len(tasks))
+    speed = sum(e.costs.output_tokens for e in eps) / (time.perf_counter() - t)
+    ok = sum(bool(e.verdict and e.verdict.success) for e in eps)
     print(f"{name}_rollout_tokens_per_s={speed:.0f} episodes={len(tasks)} success={ok}/{len(tasks)}", flush=True)
     return speed
 

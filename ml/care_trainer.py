@@ -231,8 +231,10 @@ class CARETrainer:
             if res.dropped:
                 continue
             for ep, a in zip(eps, res.advantages, strict=True):
+                if a == 0.0:  # no gradient: not worth encoding
+                    continue
                 views = [(enc, a) for enc in encode_actions(ep, self.tokenizer, cfg) if sum(enc.mask)]
-                if views and a != 0.0:
+                if views:
                     batch.append(views)
         stats: dict[str, float] = {"pg_loss": 0.0, "kl": 0.0, "clip_frac": 0.0}
         n_updates = 0

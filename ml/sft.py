@@ -25,7 +25,7 @@ import math
 import random
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,7 @@ from typing import Any
 from harness.contract import Episode
 from ml.chat import (
     IM_END,
+    ChatFormat,
     Encoded,
     TurnSpan,
     assistant_text,
@@ -182,8 +183,8 @@ def encode_views(ep: Episode | dict[str, Any], tokenizer: Any, cfg: SFTConfig) -
                       value_weight=cfg.value_weight, finishable_only=True)
 
 
-def turn_views(ep: Episode | dict[str, Any], tokenizer: Any, fmt: Any, seq_len: int, *, skip: set[int] = frozenset(),
-               value_weight: float = 1.0, finishable_only: bool = False) -> list[Encoded]:
+def turn_views(ep: Episode | dict[str, Any], tokenizer: Any, fmt: ChatFormat, seq_len: int, *,
+               skip: Collection[int] = (), value_weight: float = 1.0, finishable_only: bool = False) -> list[Encoded]:
     """The episode's turns as token sequences in which every turn follows exactly the prompt generation gave it.
 
     Generation builds each turn's prompt with ``encode_prompt``: the messages before the turn, under
