@@ -31,17 +31,32 @@ import random
 import re
 from typing import Any
 
-SYLLABLES = ("ka", "lo", "mir", "ven", "to", "ra", "sel", "dun", "bri", "qua", "nor", "fe", "zan", "pol", "tir",
-             "mo", "gal", "rue", "shi", "ber", "vin", "da", "lek", "os", "tam", "pri", "hul", "ne", "cor", "jas")
+# Invented words are strings of syllables (onset, vowel, optional coda): 16 x 6 x 5 = 480 syllables, so
+# two- and three-syllable words number about 2.3e5 and 1.1e8. A small fixed syllable list (stop 18 used
+# 30, i.e. 900 two-syllable words) lets a small model memorise the inventions themselves: held-out
+# calls then carried training-only names such as "Seldun" instead of the value the request states.
+ONSETS = ("b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "st")
+VOWELS = ("a", "e", "i", "o", "u", "ai")
+CODAS = ("", "", "", "n", "r", "l", "s")
+
+
+def syllable(rng: random.Random) -> str:
+    return rng.choice(ONSETS) + rng.choice(VOWELS) + rng.choice(CODAS)
+
+
+def invented_word(rng: random.Random, syllables: int) -> str:
+    return "".join(syllable(rng) for _ in range(syllables))
+
+
 NAME = re.compile(r"^[A-Z][A-Za-z]{2,}(?: [A-Z][A-Za-z]+)*$")
 FREE = re.compile(r"^[A-Za-z][A-Za-z'-]*(?: [A-Za-z][A-Za-z'-]*){0,5}$")
 
 
 def invented_name(rng: random.Random) -> str:
     """A capitalised made-up word of two or three syllables (one word in five gets a second word)."""
-    word = "".join(rng.choice(SYLLABLES) for _ in range(rng.choice((2, 3)))).capitalize()
+    word = invented_word(rng, rng.choice((2, 3))).capitalize()
     if rng.random() < 0.2:
-        word += " " + "".join(rng.choice(SYLLABLES) for _ in range(2)).capitalize()
+        word += " " + invented_word(rng, 2).capitalize()
     return word
 
 
@@ -63,7 +78,7 @@ def invented_phrase(value: str, rng: random.Random) -> str:
     out = []
     for w in words:
         if short or len(w) >= 4:
-            new = "".join(rng.choice(SYLLABLES) for _ in range(rng.choice((2, 3))))
+            new = invented_word(rng, rng.choice((2, 3)))
             w = new.capitalize() if w[0].isupper() else new
         out.append(w)
     return " ".join(out)

@@ -7,7 +7,7 @@ import random
 
 from devices.virtual.registry import catalog
 from harness.reference import ReferenceStyle
-from ml.augment import episode_plan, invented_number, swap_plan, swap_values
+from ml.augment import NAME, episode_plan, invented_name, invented_number, swap_plan, swap_values
 from ml.sft import reference_episodes
 
 
@@ -100,3 +100,12 @@ def test_a_number_read_from_memory_and_a_free_word_are_swapped_but_dates_and_tim
     out = swap_values(stamp, random.Random(0))
     assert out["messages"][0]["content"].startswith("Move it from 2026-12-10 10:00 to ")
     assert not out["messages"][0]["content"].endswith(" 10 people")
+
+
+def test_invented_names_almost_never_repeat_so_a_model_cannot_memorise_them():
+    # Many epochs of swaps draw hundreds of thousands of names: a small name space lets the model learn the
+    # inventions as a vocabulary (stop 18's held-out calls carried training-only names) instead of copying.
+    rng = random.Random(7)
+    names = [invented_name(rng) for _ in range(5000)]
+    assert len(set(names)) >= 0.99 * len(names)
+    assert all(NAME.match(n) for n in names)  # still swappable as names themselves
