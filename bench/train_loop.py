@@ -65,6 +65,8 @@ def main() -> int:
                     help="KL weight to the SFT policy in both RL arms (0.02 let both drift to KL 0.5-0.65 at stop 16)")
     ap.add_argument("--rl-temperature", type=float, default=CAREConfig.temperature, help="rollout sampling temperature")
     ap.add_argument("--rl-tasks", type=int, default=4, help="tasks per RL iteration (x group size 4)")
+    ap.add_argument("--rl-sampling", default=CAREConfig.task_sampling, choices=("signal", "uniform"),
+                    help="RL task draw in both arms: towards tasks whose groups mix outcomes, or uniform")
     ap.add_argument("--sft-checkpoint", default="", help="reuse this SFT checkpoint instead of training one")
     ap.add_argument("--out", default="var/bench/train_loop")
     ap.add_argument("--sft-only", action="store_true", help="stop after the SFT checkpoint (bench/sft_ab.py)")
@@ -122,7 +124,7 @@ def main() -> int:
         cfg = CAREConfig(care=mode == "care", out_dir=str(out / mode), max_minutes=args.rl_minutes,
                          train_seeds=rl_seeds, temperature=args.rl_temperature,
                          iterations=args.rl_iterations, save_every=0, lr=args.rl_lr, kl_coef=args.rl_kl,
-                         tasks_per_iter=args.rl_tasks)
+                         tasks_per_iter=args.rl_tasks, task_sampling=args.rl_sampling)
         r = train_care(cfg, init_from=sft_path, on_metrics=lambda m: print(
             f"{m['mode']} it={m['iteration']} success={m['success']:.2f} reward={m['reward']:.3f} "
             f"out_tokens={m['output_tokens']:.1f} calls={m['tool_calls']:.2f} kept={m['groups_kept']} "

@@ -173,10 +173,12 @@ class CompetenceTracker:
         self.key = key
         self.values: dict[str, float] = {}
 
-    def task_key(self, task: dict[str, Any]) -> str:
-        return task["template"] if self.key == "template" else task["id"]
+    def task_key(self, task: Any) -> str:
+        """``task``: a task dict (an episode's) or a ``Task`` (the trainer's pool)."""
+        field_ = "template" if self.key == "template" else "id"
+        return task[field_] if isinstance(task, dict) else getattr(task, field_)
 
-    def get(self, task: dict[str, Any]) -> float | None:
+    def get(self, task: Any) -> float | None:
         return self.values.get(self.task_key(task))
 
     def update(self, task: dict[str, Any], competence: float) -> None:
@@ -191,6 +193,30 @@ class CompetenceTracker:
 
     def state(self) -> dict[str, float]:
         return dict(self.values)
+
+
+def signal_weights(competences: list[float | None], group_size: int, floor: float) -> list[float]:
+    """Sampling weight of each task: ``floor`` + P(a group of G attempts holds a success and a failure)
+    = floor + 1 − κ^G − (1 − κ)^G; a task never tried counts as κ = ½ (the largest weight).
+
+    Groups whose attempts all succeed or all fail carry no completion signal (plain GRPO drops them
+    all, CARE keeps only those its progress or efficiency terms separate), so drawing tasks the policy
+    solves sometimes spends rollouts where the gradient is. The floor keeps every task in the draw: a
+    task's κ only moves when it is tried again.
+    """
+    out = []
+    for k in competences:
+        k = 0.5 if k is None else k
+        out.append(floor + 1.0 - k ** group_size - (1.0 - k) ** group_size)
+    return out
+
+
+def weighted_sample(rng: Any, items: list[Any], weights: list[float], k: int) -> list[Any]:
+    """``k`` distinct items drawn without replacement, each draw in proportion to weight
+    (Efraimidis–Spirakis: the k largest keys u^(1/w), u uniform in (0, 1))."""
+    keys = [(1.0 - rng.random()) ** (1.0 / w) if w > 0 else -1.0 for w in weights]
+    order = sorted(range(len(items)), key=lambda i: keys[i], reverse=True)
+    return [items[i] for i in order[:k]]
 
 
 class RuleController:

@@ -69,7 +69,10 @@ class CAREConfig:
         minibatch_episodes: episodes per optimiser step (the rollout batch is split into minibatches,
             so from the second minibatch on the policy has moved and the clip is active).
     Rollouts:
-        tasks_per_iter: tasks per iteration; group_size: G attempts per task. temperature, top_p:
+        tasks_per_iter: tasks per iteration; group_size: G attempts per task. task_sampling: "signal"
+            (default) draws tasks in proportion to sampling_floor + P(a group mixes successes and
+            failures) at the task's competence κ (``ml.care.signal_weights``; an untried task counts as
+            κ = ½); "uniform" draws them uniformly. temperature, top_p:
         sampling. iterations: optimiser iterations (the budget); max_minutes: stop earlier on wall
         time (0 = none). train_seeds: instance seeds of the training tasks (never the held-out suite).
         env_mix: {environment kind: weight} the pool draws from ("virtual" now; real devices later).
@@ -109,6 +112,8 @@ class CAREConfig:
     minibatch_episodes: int = 16
     tasks_per_iter: int = 8
     group_size: int = 4
+    task_sampling: str = "signal"
+    sampling_floor: float = 0.1
     temperature: float = 0.8
     top_p: float = 1.0
     iterations: int = 20
@@ -182,6 +187,10 @@ class CAREConfig:
             v = getattr(self, name)
             if not isinstance(v, int) or v < 1:
                 e[name] = f"must be a positive integer, got {v!r}"
+        if self.task_sampling not in ("signal", "uniform"):
+            e["task_sampling"] = f"must be 'signal' or 'uniform', got {self.task_sampling!r}"
+        if not (isinstance(self.sampling_floor, int | float) and 0 < self.sampling_floor <= 10):
+            e["sampling_floor"] = f"must be in (0, 10], got {self.sampling_floor!r}"
         if not isinstance(self.group_size, int) or self.group_size < 2:
             e["group_size"] = "must be an integer >= 2 (advantages compare rollouts within a group)"
         if not self.temperature > 0:

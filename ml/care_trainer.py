@@ -37,6 +37,8 @@ from ml.care import (
     RuleController,
     care_group,
     policy_loss,
+    signal_weights,
+    weighted_sample,
 )
 from ml.care_config import CAREConfig
 from ml.chat import Encoded
@@ -214,6 +216,15 @@ class CARETrainer:
             results.append(res)
         return results
 
+    def draw_tasks(self) -> list[Any]:
+        """This iteration's tasks: uniform, or (``task_sampling="signal"``) weighted towards tasks whose
+        groups are likely to mix successes and failures (``ml.care.signal_weights``)."""
+        k = min(self.cfg.tasks_per_iter, len(self.tasks))
+        if self.cfg.task_sampling == "uniform":
+            return self.rng.sample(self.tasks, k)
+        w = signal_weights([self.tracker.get(t) for t in self.tasks], self.cfg.group_size, self.cfg.sampling_floor)
+        return weighted_sample(self.rng, self.tasks, w, k)
+
     def step(self) -> dict[str, Any]:
         import torch
 
@@ -221,7 +232,7 @@ class CARETrainer:
         t0 = time.perf_counter()
         if isinstance(self.controller, LLMController) and self.history:
             self.controller.refresh({k: v for k, v in self.history[-1].items() if not isinstance(v, list)})
-        tasks = self.rng.sample(self.tasks, min(cfg.tasks_per_iter, len(self.tasks)))
+        tasks = self.draw_tasks()
         planner = self.planner(seed=cfg.seed * 1_000_003 + self.iteration)
         groups = rollout_groups(tasks, planner, cfg.group_size, self.pool)
         t_roll = time.perf_counter() - t0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections import Counter
 
 import pytest
 import torch
@@ -16,6 +17,8 @@ from ml.care import (
     care_group,
     pick_schedule,
     policy_loss,
+    signal_weights,
+    weighted_sample,
 )
 from ml.care_config import CAREConfig, Schedule
 from ml.chat import ChatFormat, Encoded
@@ -120,6 +123,38 @@ def test_competence_history_schedules_and_guard():
     halved = care_group([Rollout(True, 1, 100, 0, 2), Rollout(True, 1, 100, 0, 3)], CFG, history=1.0,
                         efficiency_scale=0.5)
     assert halved.efficiency_weight == pytest.approx(0.2)
+
+
+def test_task_sampling_weights_follow_the_chance_of_a_mixed_group():
+    # G = 4: floor + 1 − κ⁴ − (1 − κ)⁴; an untried task counts as κ = ½ (1 − 2/16 = 0.875).
+    w = signal_weights([None, 0.0, 1.0, 0.5, 0.25], group_size=4, floor=0.1)
+    assert w == approx([0.975, 0.1, 0.1, 0.975, 0.1 + 1 - 0.00390625 - 0.31640625])
+    rng = random.Random(0)
+    items = ["mixed", "solved", "hopeless"]
+    first = Counter(weighted_sample(rng, items, [0.975, 0.1, 0.1], 1)[0] for _ in range(4000))
+    assert first["mixed"] / 4000 == pytest.approx(0.975 / 1.175, abs=0.03)
+    assert first["solved"] > 0 and first["hopeless"] > 0  # the floor keeps every task in the draw
+    assert sorted(weighted_sample(rng, items, [1, 1, 1], 3)) == sorted(items)  # without replacement
+    assert weighted_sample(rng, items, [0, 1, 0], 1) == ["solved"]
+
+
+def test_trainer_draws_tasks_with_mixed_outcomes_more_often(tokenizer, tiny_model_config):
+    from devices.virtual.registry import catalog
+    from ml.care_trainer import CARETrainer
+    from ml.model import build_model
+
+    names = ["connectivity.start_cast", "connectivity.bluetooth_connect"]
+    tasks = [catalog().templates[n].instantiate(s) for n in names for s in range(3)]
+    counts = {}
+    for mode in ("signal", "uniform"):
+        trainer = CARETrainer(CAREConfig(tasks_per_iter=1, kl_coef=0, task_sampling=mode),
+                              model=build_model(tiny_model_config, tokenizer), tokenizer=tokenizer, tasks=tasks)
+        trainer.tracker.update(tasks[0], 0.5)  # the first template's groups often mix outcomes
+        trainer.tracker.update(tasks[-1], 1.0)  # the second's are always all successes
+        counts[mode] = Counter(trainer.draw_tasks()[0].template for _ in range(2000))
+    share = {m: c[names[0]] / 2000 for m, c in counts.items()}
+    assert share["signal"] == pytest.approx(0.975 / 1.075, abs=0.03)
+    assert share["uniform"] == pytest.approx(0.5, abs=0.04)
 
 
 def test_llm_controller_falls_back_to_the_rule():
@@ -227,9 +262,10 @@ def test_care_trainer_iteration_records_environment_and_resumes(tokenizer, tiny_
 
 def test_invalid_care_config_names_every_bad_field():
     with pytest.raises(ValueError) as err:
-        CAREConfig(group_size=1, efficiency_cap=1.0, eps_low=0, w_tool_calls=0.9, temperature=0, controller="x")
+        CAREConfig(group_size=1, efficiency_cap=1.0, eps_low=0, w_tool_calls=0.9, temperature=0, controller="x",
+                   task_sampling="hard", sampling_floor=0)
     assert set(err.value.field_errors) >= {"group_size", "efficiency_cap", "eps_low", "w_output_tokens",
-                                           "temperature", "controller"}
+                                           "temperature", "controller", "task_sampling", "sampling_floor"}
     with pytest.raises(ValueError) as err:
         CAREConfig(schedules=(Schedule("a", 0.2, 1, 0, 0),))
     assert "schedules" in err.value.field_errors

@@ -239,6 +239,9 @@ class CARERunConfig:
     minutes: float = field(default=0.0, metadata={"min": 0, "max": 10000, "help": "wall-time budget (0 = none)"})
     tasks_per_iter: int = field(default=8, metadata={"help": "tasks per iteration"})
     group_size: int = field(default=4, metadata={"help": "attempts per task (>= 2)"})
+    task_sampling: str = field(default="signal", metadata={
+        "pattern": "signal|uniform", "pattern_help": "must be 'signal' or 'uniform'.",
+        "help": "signal: prefer tasks whose groups mix successes and failures; uniform: every task alike"})
     lr: float = field(default=1e-4, metadata={"help": "learning rate"})
     save_every: int = field(default=5, metadata={"help": "iterations between checkpoints"})
     seed: int = field(default=0, metadata={"help": "sampling and order seed"})
@@ -248,7 +251,8 @@ class CARERunConfig:
         from ml.care_config import CAREConfig
 
         return CAREConfig(care=self.care, iterations=self.iterations, max_minutes=self.minutes,
-                          tasks_per_iter=self.tasks_per_iter, group_size=self.group_size, lr=self.lr,
+                          tasks_per_iter=self.tasks_per_iter, group_size=self.group_size,
+                          task_sampling=self.task_sampling, lr=self.lr,
                           save_every=self.save_every, seed=self.seed, threads=self.threads, out_dir=out_dir)
 
     def validate(self) -> dict[str, list[str]]:
