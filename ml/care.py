@@ -181,7 +181,7 @@ class CompetenceTracker:
     def get(self, task: Any) -> float | None:
         return self.values.get(self.task_key(task))
 
-    def update(self, task: dict[str, Any], competence: float) -> None:
+    def update(self, task: Any, competence: float) -> None:
         self.values[self.task_key(task)] = competence
 
     def histogram(self, bins: int = 10) -> list[int]:

@@ -239,7 +239,7 @@ class CARERunConfig:
     minutes: float = field(default=0.0, metadata={"min": 0, "max": 10000, "help": "wall-time budget (0 = none)"})
     tasks_per_iter: int = field(default=8, metadata={"help": "tasks per iteration"})
     group_size: int = field(default=4, metadata={"help": "attempts per task (>= 2)"})
-    task_sampling: str = field(default="signal", metadata={
+    task_sampling: str = field(default="uniform", metadata={
         "pattern": "signal|uniform", "pattern_help": "must be 'signal' or 'uniform'.",
         "help": "signal: prefer tasks whose groups mix successes and failures; uniform: every task alike"})
     lr: float = field(default=1e-4, metadata={"help": "learning rate"})
