@@ -256,5 +256,6 @@ def top2_gap(hf, ids: list[int]) -> float:
     top = torch.topk(logits, 2).values
     return float(top[0] - top[1])
 
+
 if __name__ == "__main__":
     raise SystemExit(main())

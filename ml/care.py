@@ -8,6 +8,7 @@ Pure Python for the group math (tested against hand-computed numbers); torch onl
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
 from dataclasses import dataclass, field
@@ -204,19 +205,15 @@ def signal_weights(competences: list[float | None], group_size: int, floor: floa
     solves sometimes spends rollouts where the gradient is. The floor keeps every task in the draw: a
     task's κ only moves when it is tried again.
     """
-    out = []
-    for k in competences:
-        k = 0.5 if k is None else k
-        out.append(floor + 1.0 - k ** group_size - (1.0 - k) ** group_size)
-    return out
+    kappas = [0.5 if k is None else k for k in competences]
+    return [floor + 1.0 - k ** group_size - (1.0 - k) ** group_size for k in kappas]
 
 
 def weighted_sample(rng: Any, items: list[Any], weights: list[float], k: int) -> list[Any]:
     """``k`` distinct items drawn without replacement, each draw in proportion to weight
     (Efraimidis–Spirakis: the k largest keys u^(1/w), u uniform in (0, 1))."""
     keys = [(1.0 - rng.random()) ** (1.0 / w) if w > 0 else -1.0 for w in weights]
-    order = sorted(range(len(items)), key=lambda i: keys[i], reverse=True)
-    return [items[i] for i in order[:k]]
+    return [items[i] for i in heapq.nlargest(k, range(len(items)), key=keys.__getitem__)]
 
 
 class RuleController:
