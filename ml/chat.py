@@ -93,7 +93,12 @@ class ChatFormat:
     """How contexts are compacted and tokenised for a small model (see the module docstring's rules).
 
     keep_policy: keep the harness policy (first system message) instead of dropping it.
-    max_result_chars: every tool result (and notice) is cut to this many characters.
+    max_result_chars: every tool result (and notice) is cut to this many characters. 400 keeps the
+        memory facts the reference solver acts on in view: over two instances of each of the 93 templates,
+        a value some tool result states and the reference then passes to a tool was cut out of the
+        model's prompt in 14 of 186 episodes at 240 (a memory search's tip, medication, playlist,
+        checklist; a skill's rules; file listings), in 4 at 400 (ten-file listings), so the model
+        was trained to guess them (``tests/ml/test_chat.py``).
     keep_tool_results: when over budget, this many most recent tool results stay at full length.
     old_result_chars: when over budget, older tool results are cut to this many characters.
     max_context_tokens: the prompt budget in tokens (prompt + ``max_new_tokens`` must fit the model).
@@ -101,7 +106,7 @@ class ChatFormat:
     """
 
     keep_policy: bool = False
-    max_result_chars: int = 240
+    max_result_chars: int = 400
     keep_tool_results: int = 3
     old_result_chars: int = 40
     max_context_tokens: int = 768
