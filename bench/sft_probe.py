@@ -5,6 +5,8 @@
 On the held-out split's first ``--per-category`` tasks of each category, played by the concise reference
 solver, prints:
 
+- ``hidden_values=``: argument values the reference passes that an earlier tool result states but the
+  compacted prompt cut out (``ml.sft.hidden_values``): what no checkpoint can copy;
 - ``heldout_loss=``: mean cross-entropy per assistant token of those reference episodes (the SFT loss,
   on data it never saw), each turn rendered under the tools it was offered, as in training;
 - ``turn_exact=`` / ``turn_names=``: the share of the reference's tool-calling turns where the greedy
@@ -38,7 +40,7 @@ from ml.backends import TransformersPlanner  # noqa: E402
 from ml.chat import encode_prompt  # noqa: E402
 from ml.evaluate import DIVERGENCES, call_keys, call_names, first_divergence  # noqa: E402
 from ml.model import chat_format_of, load_checkpoint  # noqa: E402
-from ml.sft import encode_views, step_messages, step_tools, training_tasks  # noqa: E402
+from ml.sft import encode_views, hidden_values, step_messages, step_tools, training_tasks  # noqa: E402
 from ml.sft_config import SFTConfig  # noqa: E402
 
 
@@ -101,6 +103,9 @@ def main() -> int:
     refs = run_episodes(tasks, ReferenceSolver())
     print(f"checkpoint={path} tasks={len(tasks)} reference_turns={sum(len(e.steps) for e in refs)}", flush=True)
 
+    hidden = [len(hidden_values(ep, fmt)) for ep in refs]
+    print(f"hidden_values={sum(hidden)} episodes_with_hidden={sum(map(bool, hidden))} "
+          f"(values the reference uses that the compacted prompt cut out)")
     print(f"heldout_loss={heldout_loss(model, tok, refs, fmt):.4f}", flush=True)
 
     turns = teacher_forced(planner, refs, fmt)

@@ -37,9 +37,11 @@ from ml.chat import (
     Encoded,
     TurnSpan,
     assistant_text,
+    compact_messages,
     encode_conversation,
     encode_many,
     encode_prompt,
+    render_text,
     tool_dict,
 )
 from ml.sft_config import SFTConfig
@@ -151,6 +153,20 @@ def call_values(messages: Iterable[dict[str, Any]]) -> set[str]:
                     except ValueError:
                         continue
                 leaves(args)
+    return out
+
+
+def hidden_values(ep: Episode | dict[str, Any], fmt: ChatFormat) -> list[tuple[int, str]]:
+    """(step, value) for every argument value (``call_values``) a step passes to a tool that an earlier
+    tool result states but that step's compacted prompt (``ml.chat`` rules 1-3) no longer shows: a value
+    the model can only guess. A diagnostic of the compaction against the data (``bench/sft_probe.py``)."""
+    d = _as_dict(ep)
+    msgs = d.get("messages", [])
+    out = []
+    for i, (m, tools) in enumerate(zip(step_messages(d), step_tools(d), strict=True)):
+        said = " ".join(str(x.get("content", "")) for x in msgs[:m] if x.get("role") == "tool")
+        shown = render_text(compact_messages(msgs[:m], fmt), tools, add_generation_prompt=True)
+        out += [(i, v) for v in sorted(call_values([msgs[m]])) if v in said and v not in shown]
     return out
 
 
