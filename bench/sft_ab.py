@@ -24,7 +24,8 @@ import time
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
-KEYS = ("heldout_loss", "turn_exact", "turn_names", "answer_turns_ok", "closed_loop_success", "train_success")
+KEYS = ("hidden_values", "heldout_loss", "turn_exact", "turn_names", "answer_turns_ok", "closed_loop_success",
+        "train_success")
 
 
 def probe_figures(text: str) -> dict[str, str]:

@@ -29,6 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from ml.care_config import CAREConfig  # noqa: E402
 from ml.care_trainer import train_care  # noqa: E402
+from ml.chat import ChatFormat  # noqa: E402
 from ml.evaluate import EvalConfig, evaluate_checkpoint, evaluate_reference, markdown_table  # noqa: E402
 from ml.model import ModelConfig  # noqa: E402
 from ml.sft import reference_episodes, train_sft, training_tasks  # noqa: E402
@@ -56,6 +57,8 @@ def main() -> int:
                     help="SFT loss weight of call argument value tokens (1 = plain mean)")
     ap.add_argument("--rl-seeds", default="sft",
                     help="instance seeds of the RL tasks: 'sft' (the SFT data's instances) or FIRST:END")
+    ap.add_argument("--max-result-chars", type=int, default=ChatFormat.max_result_chars,
+                    help="the SFT checkpoint's tool-result cut (ChatFormat.max_result_chars; RL, evaluation keep it)")
     ap.add_argument("--model", default="{}", help="ModelConfig overrides as JSON (default: the CPU default)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--sft-batch-rows", type=int, default=3)
@@ -104,7 +107,7 @@ def main() -> int:
         # Small batches: on two shared cores the budget buys few steps, and more, noisier steps learn faster.
         scfg = SFTConfig(out_dir=str(out / "sft"), max_minutes=args.sft_minutes, max_steps=100_000, save_every=200,
                          log_every=50, batch_rows=args.sft_batch_rows, swap_share=args.swap_share,
-                         value_weight=args.value_weight,
+                         value_weight=args.value_weight, chat=ChatFormat(max_result_chars=args.max_result_chars),
                          model=ModelConfig.from_dict(json.loads(args.model)))
         # max_steps is effectively unbounded: the cosine schedule runs on the wall-clock budget.
         res = train_sft(eps, scfg, tokenizer=tok, resume=False, on_metrics=lambda m: print(
