@@ -97,8 +97,8 @@ class ChatFormat:
         memory facts the reference solver acts on in view: over two instances of each of the 93 templates,
         a value some tool result states and the reference then passes to a tool was cut out of the
         model's prompt in 14 of 186 episodes at 240 (a memory search's tip, medication, playlist,
-        checklist; a skill's rules; file listings), in 4 at 400 (ten-file listings), so the model
-        was trained to guess them (``ml.sft.hidden_values``; ``tests/ml/test_chat.py``).
+        checklist; a forecast's day, a calendar's free slot; file listings), in 4 at 400 (ten-file
+        listings), so the model was trained to guess them (``ml.sft.hidden_values``; ``tests/ml/test_chat.py``).
     keep_tool_results: when over budget, this many most recent tool results stay at full length.
     old_result_chars: when over budget, older tool results are cut to this many characters.
     max_context_tokens: the prompt budget in tokens (prompt + ``max_new_tokens`` must fit the model).

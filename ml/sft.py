@@ -159,7 +159,8 @@ def call_values(messages: Iterable[dict[str, Any]]) -> set[str]:
 def hidden_values(ep: Episode | dict[str, Any], fmt: ChatFormat) -> list[tuple[int, str]]:
     """(step, value) for every argument value (``call_values``) a step passes to a tool that an earlier
     tool result states but that step's compacted prompt (``ml.chat`` rules 1-3) no longer shows: a value
-    the model can only guess. A diagnostic of the compaction against the data (``bench/sft_probe.py``)."""
+    the model can only guess. A diagnostic of the compaction against the data (``bench/sft_probe.py``).
+    Substring tests: a value that also occurs elsewhere in the prompt counts as shown (a lower bound)."""
     d = _as_dict(ep)
     msgs = d.get("messages", [])
     out = []
