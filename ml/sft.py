@@ -37,11 +37,10 @@ from ml.chat import (
     Encoded,
     TurnSpan,
     assistant_text,
-    compact_messages,
     encode_conversation,
     encode_many,
     encode_prompt,
-    render_text,
+    render_prompt,
     tool_dict,
 )
 from ml.sft_config import SFTConfig
@@ -166,7 +165,7 @@ def hidden_values(ep: Episode | dict[str, Any], fmt: ChatFormat) -> list[tuple[i
     out = []
     for i, (m, tools) in enumerate(zip(step_messages(d), step_tools(d), strict=True)):
         said = " ".join(str(x.get("content", "")) for x in msgs[:m] if x.get("role") == "tool")
-        shown = render_text(compact_messages(msgs[:m], fmt), tools, add_generation_prompt=True)
+        shown = render_prompt(msgs[:m], tools, fmt)
         out += [(i, v) for v in sorted(call_values([msgs[m]])) if v in said and v not in shown]
     return out
 

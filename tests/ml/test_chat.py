@@ -84,7 +84,6 @@ def test_invalid_chat_format_names_fields():
     assert set(err.value.field_errors) == {"max_result_chars", "max_context_tokens"}
 
 
-
 def test_memory_facts_the_reference_uses_survive_the_result_cut():
     # A memory search answers with several memories as JSON; at the former 240-character cut the fact a
     # template needs (the crew's 18% tip, a bedtime playlist, a packing checklist) fell past the cut, so
