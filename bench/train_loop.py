@@ -13,6 +13,9 @@ std), ``mean_output_tokens=`` (shared estimate scale), ``mean_tool_calls=``, cos
 and wall time; then the Markdown table. Targets (issue 5): SFT >= 60% of the reference's Overall;
 CARE >= SFT + 5; CARE vs GRPO: >= 25% fewer output tokens and >= 15% fewer tool calls at an
 Overall at most 1 point lower.
+
+``--arms care --reuse DIR --care-overrides JSON`` (with that run's ``--sft-checkpoint``)
+trains only a CARE variant and takes GRPO's checkpoint from the earlier run; ``--arms ""`` re-evaluates an earlier run.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import time
 from collections import Counter
@@ -71,9 +75,27 @@ def main() -> int:
     ap.add_argument("--rl-sampling", default=CAREConfig.task_sampling, choices=("signal", "uniform"),
                     help="RL task draw in both arms: towards tasks whose groups mix outcomes, or uniform")
     ap.add_argument("--sft-checkpoint", default="", help="reuse this SFT checkpoint instead of training one")
+    ap.add_argument("--arms", default="grpo,care", help="the RL arms to train (grpo, care, or both)")
+    ap.add_argument("--reuse", default="",
+                    help="an earlier --out whose checkpoints stand in for the arms not trained (same SFT checkpoint)")
+    ap.add_argument("--care-overrides", default="{}",
+                    help='CAREConfig fields for the CARE arm only, as JSON (e.g. {"schedules": [...]})')
     ap.add_argument("--out", default="var/bench/train_loop")
     ap.add_argument("--sft-only", action="store_true", help="stop after the SFT checkpoint (bench/sft_ab.py)")
     args = ap.parse_args()
+    arms = [a for a in args.arms.split(",") if a]
+    if set(arms) - {"grpo", "care"}:
+        ap.error(f"--arms takes grpo and/or care, got {args.arms!r}")
+    if set(arms) != {"grpo", "care"} and not args.sft_checkpoint:
+        ap.error("an arm taken from --reuse needs the SFT checkpoint it started from: give --sft-checkpoint")
+    for mode in {"grpo", "care"} - set(arms):
+        if not args.reuse or not (Path(args.reuse) / mode / "last").is_dir():
+            ap.error(f"{mode} is not trained: --reuse must name an earlier --out that holds {mode}/last")
+    try:
+        care_extra = json.loads(args.care_overrides)
+        CAREConfig(**care_extra)
+    except (ValueError, TypeError) as exc:
+        ap.error(f"--care-overrides: {exc}")
     if args.minutes:
         args.sft_minutes, args.rl_minutes = args.minutes * 0.5, args.minutes * 0.25
 
@@ -87,8 +109,6 @@ def main() -> int:
 
     t0 = time.perf_counter()
     if args.sft_checkpoint:
-        import shutil
-
         from ml.model import read_card
 
         shutil.copytree(args.sft_checkpoint, out / "sft" / "last", dirs_exist_ok=True)
@@ -124,10 +144,15 @@ def main() -> int:
         first, _, end = args.rl_seeds.partition(":")
         rl_seeds = tuple(range(int(first), int(end)))
     for mode in ("grpo", "care"):
+        if mode not in arms:
+            shutil.copytree(Path(args.reuse) / mode / "last", out / mode / "last", dirs_exist_ok=True)
+            print(f"{mode}_reused checkpoint={Path(args.reuse) / mode / 'last'}", flush=True)
+            continue
+        extra = care_extra if mode == "care" else {}
         cfg = CAREConfig(care=mode == "care", out_dir=str(out / mode), max_minutes=args.rl_minutes,
                          train_seeds=rl_seeds, temperature=args.rl_temperature,
                          iterations=args.rl_iterations, save_every=0, lr=args.rl_lr, kl_coef=args.rl_kl,
-                         tasks_per_iter=args.rl_tasks, task_sampling=args.rl_sampling)
+                         tasks_per_iter=args.rl_tasks, task_sampling=args.rl_sampling, **extra)
         r = train_care(cfg, init_from=sft_path, on_metrics=lambda m: print(
             f"{m['mode']} it={m['iteration']} success={m['success']:.2f} reward={m['reward']:.3f} "
             f"out_tokens={m['output_tokens']:.1f} calls={m['tool_calls']:.2f} kept={m['groups_kept']} "
