@@ -1,6 +1,6 @@
 """The training loop's figures: reference solver, SFT, plain GRPO and CARE on the held-out split.
 
-    .venv/bin/python bench/train_loop.py --seeds 3 [--sft-minutes 8] [--rl-minutes 5] [--per-category 10]
+    .venv/bin/python bench/train_loop.py --seeds 3 [--sft-minutes 8] [--rl-minutes 5] [--per-category 25]
 
 Trains a tokenizer and a from-scratch SFT checkpoint on reference-solver episodes (training seeds
 only), then from that same checkpoint runs plain GRPO and CARE with equal budgets (the same
@@ -44,7 +44,9 @@ from ml.tokenizer import TokenizerConfig, build_tokenizer  # noqa: E402
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=3, help="evaluation seeds (disjoint held-out slices)")
-    ap.add_argument("--per-category", type=int, default=6, help="held-out tasks per category per seed")
+    ap.add_argument("--per-category", type=int, default=25,
+                    help="held-out tasks per category per seed (at 6, one checkpoint's Overall read 13.9 ± 8.0; "
+                         "at 25, 18.9 ± 3.0)")
     ap.add_argument("--sft-minutes", type=float, default=8.0)
     ap.add_argument("--rl-minutes", type=float, default=5.0, help="budget of GRPO and of CARE (each)")
     ap.add_argument("--rl-iterations", type=int, default=1000, help="iteration cap of GRPO and of CARE (each)")
