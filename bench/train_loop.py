@@ -35,10 +35,14 @@ from ml.care_config import CAREConfig  # noqa: E402
 from ml.care_trainer import train_care  # noqa: E402
 from ml.chat import ChatFormat  # noqa: E402
 from ml.evaluate import EvalConfig, evaluate_checkpoint, evaluate_reference, markdown_table  # noqa: E402
-from ml.model import ModelConfig  # noqa: E402
+from ml.model import ModelConfig, read_card  # noqa: E402
 from ml.sft import reference_episodes, train_sft, training_tasks  # noqa: E402
 from ml.sft_config import SFTConfig  # noqa: E402
 from ml.tokenizer import TokenizerConfig, build_tokenizer  # noqa: E402
+
+# CAREConfig fields both RL arms take from this script's flags (so --care-overrides may not set them).
+LOOP_SETS = {"care", "out_dir", "max_minutes", "train_seeds", "temperature", "iterations", "save_every", "lr",
+             "kl_coef", "tasks_per_iter", "task_sampling"}
 
 
 def main() -> int:
@@ -93,9 +97,16 @@ def main() -> int:
     for mode in {"grpo", "care"} - set(arms):
         if not args.reuse or not (Path(args.reuse) / mode / "last").is_dir():
             ap.error(f"{mode} is not trained: --reuse must name an earlier --out that holds {mode}/last")
+        start = (read_card(Path(args.reuse) / mode / "last").get("init_from") or "")
+        if Path(start).resolve() != Path(args.sft_checkpoint).resolve():
+            ap.error(f"the reused {mode} started from {start!r}, not from --sft-checkpoint {args.sft_checkpoint!r}")
     try:
         care_extra = json.loads(args.care_overrides)
-        CAREConfig(**care_extra)
+        if not isinstance(care_extra, dict):
+            raise ValueError("must be a JSON object of CAREConfig fields")
+        if clash := sorted(set(care_extra) & LOOP_SETS):
+            raise ValueError(f"set by this script's own flags, not here: {', '.join(clash)}")
+        CAREConfig.from_dict(care_extra)
     except (ValueError, TypeError) as exc:
         ap.error(f"--care-overrides: {exc}")
     if args.minutes:
@@ -111,8 +122,6 @@ def main() -> int:
 
     t0 = time.perf_counter()
     if args.sft_checkpoint:
-        from ml.model import read_card
-
         shutil.copytree(args.sft_checkpoint, out / "sft" / "last", dirs_exist_ok=True)
         sft_path = str(out / "sft" / "last")
         card = read_card(sft_path)
@@ -148,6 +157,7 @@ def main() -> int:
     for mode in ("grpo", "care"):
         if mode not in arms:
             shutil.copytree(Path(args.reuse) / mode / "last", out / mode / "last", dirs_exist_ok=True)
+            times[mode] = float("nan")  # trained by the earlier run, which the checkpoint does not time
             print(f"{mode}_reused checkpoint={Path(args.reuse) / mode / 'last'}", flush=True)
             continue
         extra = care_extra if mode == "care" else {}
