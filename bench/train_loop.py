@@ -40,9 +40,7 @@ from ml.sft import reference_episodes, train_sft, training_tasks  # noqa: E402
 from ml.sft_config import SFTConfig  # noqa: E402
 from ml.tokenizer import TokenizerConfig, build_tokenizer  # noqa: E402
 
-# CAREConfig fields both RL arms take from this script's flags (so --care-overrides may not set them).
-LOOP_SETS = {"care", "out_dir", "max_minutes", "train_seeds", "temperature", "iterations", "save_every", "lr",
-             "kl_coef", "tasks_per_iter", "task_sampling"}
+ARMS = ("grpo", "care")
 
 
 def main() -> int:
@@ -90,34 +88,43 @@ def main() -> int:
     ap.add_argument("--sft-only", action="store_true", help="stop after the SFT checkpoint (bench/sft_ab.py)")
     args = ap.parse_args()
     arms = [a for a in args.arms.split(",") if a]
-    if set(arms) - {"grpo", "care"}:
+    if set(arms) - set(ARMS):
         ap.error(f"--arms takes grpo and/or care, got {args.arms!r}")
-    if set(arms) != {"grpo", "care"} and not args.sft_checkpoint:
+    if set(arms) != set(ARMS) and not args.sft_checkpoint:
         ap.error("an arm taken from --reuse needs the SFT checkpoint it started from: give --sft-checkpoint")
-    for mode in {"grpo", "care"} - set(arms):
+    for mode in set(ARMS) - set(arms):
         if not args.reuse or not (Path(args.reuse) / mode / "last").is_dir():
             ap.error(f"{mode} is not trained: --reuse must name an earlier --out that holds {mode}/last")
-        start = (read_card(Path(args.reuse) / mode / "last").get("init_from") or "")
+        start = read_card(Path(args.reuse) / mode / "last").get("init_from") or ""
         if Path(start).resolve() != Path(args.sft_checkpoint).resolve():
             ap.error(f"the reused {mode} started from {start!r}, not from --sft-checkpoint {args.sft_checkpoint!r}")
+    if args.minutes:
+        args.sft_minutes, args.rl_minutes = args.minutes * 0.5, args.minutes * 0.25
+    sft_seeds = range(100, 100 + args.sft_seeds)  # instance seeds of the SFT data
+    if args.rl_seeds == "sft":
+        rl_seeds = tuple(sft_seeds)
+    else:
+        first, _, end = args.rl_seeds.partition(":")
+        rl_seeds = tuple(range(int(first), int(end)))
+    # What both RL arms take from this script's flags (so --care-overrides may not set it).
+    rl_kw = dict(max_minutes=args.rl_minutes, train_seeds=rl_seeds, temperature=args.rl_temperature,
+                 iterations=args.rl_iterations, save_every=0, lr=args.rl_lr, kl_coef=args.rl_kl,
+                 tasks_per_iter=args.rl_tasks, task_sampling=args.rl_sampling)
     try:
         care_extra = json.loads(args.care_overrides)
         if not isinstance(care_extra, dict):
             raise ValueError("must be a JSON object of CAREConfig fields")
-        if clash := sorted(set(care_extra) & LOOP_SETS):
+        if clash := sorted(set(care_extra) & {"care", "out_dir", *rl_kw}):
             raise ValueError(f"set by this script's own flags, not here: {', '.join(clash)}")
         CAREConfig.from_dict(care_extra)
     except (ValueError, TypeError) as exc:
         ap.error(f"--care-overrides: {exc}")
-    if args.minutes:
-        args.sft_minutes, args.rl_minutes = args.minutes * 0.5, args.minutes * 0.25
 
     import torch
 
     torch.set_num_threads(args.threads)
     out = Path(args.out)
     t_all = time.perf_counter()
-    sft_seeds = range(100, 100 + args.sft_seeds)  # instance seeds of the SFT data
     ecfg = EvalConfig(seeds=tuple(range(args.seeds)), per_category=args.per_category)
 
     t0 = time.perf_counter()
@@ -149,22 +156,14 @@ def main() -> int:
     if args.sft_only:
         return 0
 
-    if args.rl_seeds == "sft":
-        rl_seeds = tuple(sft_seeds)
-    else:
-        first, _, end = args.rl_seeds.partition(":")
-        rl_seeds = tuple(range(int(first), int(end)))
-    for mode in ("grpo", "care"):
+    for mode in ARMS:
         if mode not in arms:
             shutil.copytree(Path(args.reuse) / mode / "last", out / mode / "last", dirs_exist_ok=True)
             times[mode] = float("nan")  # trained by the earlier run, which the checkpoint does not time
             print(f"{mode}_reused checkpoint={Path(args.reuse) / mode / 'last'}", flush=True)
             continue
         extra = care_extra if mode == "care" else {}
-        cfg = CAREConfig(care=mode == "care", out_dir=str(out / mode), max_minutes=args.rl_minutes,
-                         train_seeds=rl_seeds, temperature=args.rl_temperature,
-                         iterations=args.rl_iterations, save_every=0, lr=args.rl_lr, kl_coef=args.rl_kl,
-                         tasks_per_iter=args.rl_tasks, task_sampling=args.rl_sampling, **extra)
+        cfg = CAREConfig(care=mode == "care", out_dir=str(out / mode), **rl_kw, **extra)
         r = train_care(cfg, init_from=sft_path, on_metrics=lambda m: print(
             f"{m['mode']} it={m['iteration']} success={m['success']:.2f} reward={m['reward']:.3f} "
             f"out_tokens={m['output_tokens']:.1f} calls={m['tool_calls']:.2f} kept={m['groups_kept']} "
