@@ -79,6 +79,13 @@ def main() -> int:
     ap.add_argument("--rl-sampling", default=CAREConfig.task_sampling, choices=("signal", "uniform"),
                     help="RL task draw in both arms: towards tasks whose groups mix outcomes, or uniform")
     ap.add_argument("--sft-checkpoint", default="", help="reuse this SFT checkpoint instead of training one")
+    ap.add_argument("--sft-init", default="",
+                    help="continue SFT from this checkpoint for --sft-minutes (its weights and tokenizer; a fresh "
+                         "optimizer and a re-warmed cosine from --sft-lr): budgets that outlast one session add up")
+    ap.add_argument("--sft-lr", type=float, default=SFTConfig.lr, help="SFT peak learning rate")
+    ap.add_argument("--sft-min-lr", type=float, default=SFTConfig.min_lr, help="SFT final learning rate")
+    ap.add_argument("--sft-seed", type=int, default=0,
+                    help="SFT data order and value swaps (give a continuation a new one, or it replays the same draws)")
     ap.add_argument("--arms", default="grpo,care", help="the RL arms to train (grpo, care, or both)")
     ap.add_argument("--reuse", default="",
                     help="an earlier --out whose checkpoints stand in for the arms not trained (same SFT checkpoint)")
@@ -98,6 +105,10 @@ def main() -> int:
         start = read_card(Path(args.reuse) / mode / "last").get("init_from") or ""
         if Path(start).resolve() != Path(args.sft_checkpoint).resolve():
             ap.error(f"the reused {mode} started from {start!r}, not from --sft-checkpoint {args.sft_checkpoint!r}")
+    if args.sft_init and args.sft_checkpoint:
+        ap.error("--sft-init trains on from a checkpoint, --sft-checkpoint reuses one as it is: give one")
+    if args.sft_init and read_card(args.sft_init).get("kind") != "sft":
+        ap.error(f"--sft-init: {args.sft_init!r} is not an SFT checkpoint (no card of kind sft)")
     if args.minutes:
         args.sft_minutes, args.rl_minutes = args.minutes * 0.5, args.minutes * 0.25
     sft_seeds = range(100, 100 + args.sft_seeds)  # instance seeds of the SFT data
@@ -133,26 +144,35 @@ def main() -> int:
         sft_path = str(out / "sft" / "last")
         card = read_card(sft_path)
         times = {"sft": float(card.get("seconds", 0.0))}
-        print(f"sft_reused checkpoint={args.sft_checkpoint} step={card.get('step')}", flush=True)
+        print(f"sft_reused checkpoint={args.sft_checkpoint} step={card.get('step')} "
+              f"total_steps={card.get('total_steps', card.get('step'))} "
+              f"total_wall_s={card.get('total_seconds', card.get('seconds'))}", flush=True)
     else:
-        tok = build_tokenizer(TokenizerConfig())
+        # A continuation keeps its parent's tokenizer (and model size).
+        tok = None if args.sft_init else build_tokenizer(TokenizerConfig())
         weights = None if args.all_styles else [float(w) for w in args.style_weights.split(",")]
         eps = reference_episodes(training_tasks(sft_seeds), rotate=not args.all_styles,
                                  weights=weights)
         styles = Counter(e.planner for e in eps)
-        print(f"data episodes={len(eps)} styles={dict(styles)} tokenizer_vocab={len(tok)} "
+        print(f"data episodes={len(eps)} styles={dict(styles)} tokenizer_vocab={len(tok) if tok else 'parent'} "
               f"prep_s={time.perf_counter() - t0:.1f}", flush=True)
         # Small batches: on two shared cores the budget buys few steps, and more, noisier steps learn faster.
         scfg = SFTConfig(out_dir=str(out / "sft"), max_minutes=args.sft_minutes, max_steps=100_000, save_every=200,
                          log_every=50, batch_rows=args.sft_batch_rows, swap_share=args.swap_share,
                          value_weight=args.value_weight, chat=ChatFormat(max_result_chars=args.max_result_chars),
-                         model=ModelConfig.from_dict(json.loads(args.model)))
+                         model=ModelConfig.from_dict(json.loads(args.model)), lr=args.sft_lr, min_lr=args.sft_min_lr,
+                         seed=args.sft_seed)
         # max_steps is effectively unbounded: the cosine schedule runs on the wall-clock budget.
-        res = train_sft(eps, scfg, tokenizer=tok, resume=False, on_metrics=lambda m: print(
-            f"sft step={m['step']} loss={m['loss']:.4f} tokens_per_s={m['tokens_per_s']:.0f}", flush=True))
+        def log(m: dict) -> None:
+            print(f"sft step={m['step']} loss={m['loss']:.4f} lr={m['lr']:.2e} tokens_per_s={m['tokens_per_s']:.0f}",
+                  flush=True)
+
+        res = train_sft(eps, scfg, tokenizer=tok, init_from=args.sft_init or None, resume=False, on_metrics=log)
         sft_path = str(res.checkpoint)
         times = {"sft": res.seconds}
-        print(f"sft_done steps={res.step} loss={res.loss:.4f} wall_s={res.seconds:.1f}", flush=True)
+        card = read_card(sft_path)
+        print(f"sft_done steps={res.step} loss={res.loss:.4f} wall_s={res.seconds:.1f} "
+              f"total_steps={card.get('total_steps')} total_wall_s={card.get('total_seconds')}", flush=True)
     if args.sft_only:
         return 0
 

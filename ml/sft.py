@@ -529,13 +529,19 @@ def train_sft(
 
     The model is, in order of precedence: the resumed checkpoint, ``model``, ``init_from`` (a
     checkpoint path), or a fresh ``cfg.model`` for ``tokenizer`` (trained on the corpus if None).
+    A resumed run keeps its step, optimizer, RNG, elapsed time and token count (``cfg.max_minutes`` is the
+    whole run's budget). Starting ``init_from`` an SFT checkpoint is a continuation: fresh optimizer and
+    schedule, and the card's ``total_steps`` / ``total_seconds`` add the parent's to this run's.
     ``on_metrics`` receives ``{step, loss, lr, grad_norm, tokens, tokens_per_s, elapsed_s, epoch}``.
     """
     import torch
 
-    from ml.model import build_model, load_checkpoint
+    from ml.model import build_model, load_checkpoint, read_card
     from ml.tokenizer import build_tokenizer
 
+    parent = read_card(init_from) if init_from is not None else {}
+    prior = (int(parent.get("total_steps", parent.get("step", 0))), float(parent.get("total_seconds", parent.get(
+        "seconds", 0.0)))) if parent.get("kind") == "sft" else (0, 0.0)
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     out = Path(cfg.out_dir) if cfg.out_dir else None
@@ -575,8 +581,11 @@ def train_sft(
         torch.set_rng_state(state["torch_rng"])
         random.setstate((3, tuple(int(x) for x in state["python_rng"]), None))
     model.train()
-    t0 = time.perf_counter()
-    seen_tokens = 0
+    # A resumed run goes on with the time and tokens its checkpoint had used: the max_minutes budget and
+    # the cosine over it count the whole run, not each attempt afresh.
+    done = state["extra"] if state is not None else {}
+    t0 = time.perf_counter() - float(done.get("elapsed_s", 0.0))
+    seen_tokens = int(done.get("tokens", 0))
     loss_val = float("nan")
     plan: dict[int, list[list[int]]] = {}  # the current epoch's batches (row indices), built once per epoch
 
@@ -594,10 +603,11 @@ def train_sft(
     def checkpoint() -> Path | None:
         if last is None:
             return None
-        card = {"kind": "sft", "config": cfg.to_dict(), "step": step, "loss": loss_val,
-                "seconds": round(time.perf_counter() - t0, 1),
-                "episodes": len(dicts), "init_from": str(init_from) if init_from else None}
-        save_state(last, model, tokenizer, opt, step, {"card": card})
+        elapsed = time.perf_counter() - t0
+        card = {"kind": "sft", "config": cfg.to_dict(), "step": step, "loss": loss_val, "seconds": round(elapsed, 1),
+                "tokens": seen_tokens, "episodes": len(dicts), "init_from": str(init_from) if init_from else None,
+                "total_steps": prior[0] + step, "total_seconds": round(prior[1] + elapsed, 1)}
+        save_state(last, model, tokenizer, opt, step, {"card": card, "elapsed_s": elapsed, "tokens": seen_tokens})
         return last
 
     while step < cfg.max_steps:

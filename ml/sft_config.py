@@ -58,7 +58,8 @@ class SFTConfig:
         lr, min_lr: peak and final learning rate (linear warmup over warmup_steps, cosine decay to
             min_lr at max_steps). weight_decay, betas: AdamW. grad_clip: max global grad norm.
         max_steps: optimiser steps (the schedule's length). max_minutes: stop earlier on wall time
-            (0 = no limit); the cosine then ends at whichever of the two comes first.
+            (0 = no limit); the cosine then ends at whichever of the two comes first. Both count the
+            whole run: a run resumed after a crash goes on from its checkpoint's step and elapsed time.
         epochs_cap: stop after this many passes over the data (0 = no cap).
     Bookkeeping:
         out_dir: checkpoints go to ``out_dir/last`` (weights + tokenizer + trainer_state.pt).

@@ -12,7 +12,7 @@ from harness.episode import run_episode, run_episodes
 from harness.reference import ReferenceStyle
 from ml.backends import TransformersPlanner
 from ml.chat import ChatFormat, encode_prompt, tool_dict
-from ml.model import build_model
+from ml.model import build_model, read_card
 from ml.sft import (
     Batch,
     buckets,
@@ -268,6 +268,43 @@ def test_resume_continues_exactly(tokenizer, tiny_model_config, tmp_path, mistak
     assert resumed.step == 6
     for a, b in zip(straight.model.parameters(), resumed.model.parameters(), strict=True):
         assert torch.allclose(a, b, atol=1e-6)
+
+
+def test_resume_counts_the_time_already_spent(tokenizer, tiny_model_config, tmp_path, mistake_episode):
+    """A crashed run's budget and cosine go on from the checkpoint's elapsed time, not from zero."""
+    eps = [mistake_episode] * 3
+    cfg = SFTConfig(model=tiny_model_config, seq_len=1024, batch_rows=1, max_steps=50, warmup_steps=1, save_every=2,
+                    log_every=1, max_minutes=60.0, out_dir=str(tmp_path / "run"))
+    calls = {"n": 0}
+
+    def crash_at_two():
+        calls["n"] += 1
+        return calls["n"] == 2
+
+    first = train_sft(eps, cfg, tokenizer=tokenizer, should_stop=crash_at_two)
+    assert first.step == 2 and read_card(first.checkpoint)["tokens"] == first.tokens > 0
+    state_file = first.checkpoint / "trainer_state.pt"
+    state = torch.load(state_file, weights_only=True)
+    assert 0 < state["extra"]["elapsed_s"] < 60
+    state["extra"]["elapsed_s"] = 60 * 60.0 - 1e-3  # as if the crash came at the end of the hour
+    torch.save(state, state_file)
+    lrs = []
+    resumed = train_sft(eps, cfg, tokenizer=tokenizer, on_metrics=lambda m: lrs.append(m["lr"]))
+    # One more step, at the end of the cosine, and the budget is spent (it would be 48 more steps from zero).
+    assert resumed.step == 3 and lrs == [pytest.approx(cfg.min_lr, rel=1e-3)]
+    card = read_card(resumed.checkpoint)
+    assert card["seconds"] >= 3600 and card["tokens"] > first.tokens
+
+
+def test_continuation_adds_the_parent_run_to_the_totals(tokenizer, tiny_model_config, tmp_path, mistake_episode):
+    eps = [mistake_episode] * 3
+    base = dict(model=tiny_model_config, seq_len=1024, batch_rows=1, warmup_steps=1)
+    parent = train_sft(eps, SFTConfig(**base, max_steps=3, out_dir=str(tmp_path / "a")), tokenizer=tokenizer)
+    child = train_sft(eps, SFTConfig(**base, max_steps=2, out_dir=str(tmp_path / "b")), init_from=parent.checkpoint)
+    pc, cc = read_card(parent.checkpoint), read_card(child.checkpoint)
+    assert (pc["total_steps"], cc["step"], cc["total_steps"]) == (3, 2, 5)
+    assert cc["total_seconds"] == pytest.approx(pc["total_seconds"] + cc["seconds"], abs=0.11)
+    assert cc["init_from"] == str(parent.checkpoint)
 
 
 @pytest.fixture(scope="module")
