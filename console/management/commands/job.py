@@ -97,7 +97,7 @@ class Command(BaseCommand):
 
     def _cancel(self, *, job_id: str, user: str, **_) -> None:
         by = User.objects.filter(username=user).first()
-        job = Job.objects.filter(id=job_id).first() if _is_uuid(job_id) else None
+        job = Job.objects.filter(id=job_id).first() if is_uuid(job_id) else None
         if by is None or job is None:
             raise CommandError("Unknown user or job id.")
         try:
@@ -107,7 +107,7 @@ class Command(BaseCommand):
         self.stdout.write(f"Job {job.id}: {job.status}{' (cancel requested)' if job.cancel_requested else ''}")
 
 
-def _is_uuid(value: str) -> bool:
+def is_uuid(value: str) -> bool:
     import uuid
 
     try:
