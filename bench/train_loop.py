@@ -15,7 +15,9 @@ CARE >= SFT + 5; CARE vs GRPO: >= 25% fewer output tokens and >= 15% fewer tool 
 Overall at most 1 point lower.
 
 ``--arms care --reuse DIR --care-overrides JSON`` (with that run's ``--sft-checkpoint``)
-trains only a CARE variant and takes GRPO's checkpoint from the earlier run; ``--arms ""`` re-evaluates an earlier run.
+trains only a CARE variant and takes GRPO's checkpoint from the earlier run; ``--arms "" --reuse DIR`` re-evaluates
+an earlier run, and ``--arms ""`` alone evaluates only the reference and the SFT checkpoint (trained, reused with
+``--sft-checkpoint`` or continued with ``--sft-init``: a continuation's card adds up the SFT budgets of its lineage).
 """
 
 from __future__ import annotations
@@ -97,9 +99,10 @@ def main() -> int:
     arms = [a for a in args.arms.split(",") if a]
     if set(arms) - set(ARMS):
         ap.error(f"--arms takes grpo and/or care, got {args.arms!r}")
-    if set(arms) != set(ARMS) and not args.sft_checkpoint:
+    rl_arms = ARMS if arms or args.reuse else ()  # --arms "" without --reuse: the reference and SFT only
+    if rl_arms and set(arms) != set(ARMS) and not args.sft_checkpoint:
         ap.error("an arm taken from --reuse needs the SFT checkpoint it started from: give --sft-checkpoint")
-    for mode in set(ARMS) - set(arms):
+    for mode in set(rl_arms) - set(arms):
         if not args.reuse or not (Path(args.reuse) / mode / "last").is_dir():
             ap.error(f"{mode} is not trained: --reuse must name an earlier --out that holds {mode}/last")
         start = read_card(Path(args.reuse) / mode / "last").get("init_from") or ""
@@ -176,7 +179,7 @@ def main() -> int:
     if args.sft_only:
         return 0
 
-    for mode in ARMS:
+    for mode in rl_arms:
         if mode not in arms:
             shutil.copytree(Path(args.reuse) / mode / "last", out / mode / "last", dirs_exist_ok=True)
             times[mode] = float("nan")  # trained by the earlier run, which the checkpoint does not time
@@ -193,7 +196,7 @@ def main() -> int:
 
     reports = [evaluate_reference(ecfg)]
     reports[0].planner = "reference"
-    for name in ("sft", "grpo", "care"):
+    for name in ("sft", *rl_arms):
         rep = evaluate_checkpoint(str(out / name / "last"), ecfg)
         rep.planner = name
         reports.append(rep)
@@ -205,8 +208,12 @@ def main() -> int:
               f"mean_tool_calls={m['mean_tool_calls']:.2f} cost_per_1k_tasks=${m['cost_per_1k_tasks']:.4f} "
               f"train_wall_s={times.get(rep.planner, 0.0):.1f} eval_wall_s={rep.wall_s:.1f}")
     print(markdown_table(reports))
-    ref, sft, grpo, care = (r.mean for r in reports)
+    ref, sft = reports[0].mean, reports[1].mean
     print(f"sft_vs_reference={100 * sft['overall'] / max(ref['overall'], 1e-9):.1f}% (target >= 60%)")
+    if not rl_arms:
+        print(f"total_wall_s={time.perf_counter() - t_all:.1f}")
+        return 0
+    grpo, care = reports[2].mean, reports[3].mean
     print(f"care_minus_sft={care['overall'] - sft['overall']:.2f} (target >= 5)")
     tok_cut = cut(care['mean_output_tokens'], grpo['mean_output_tokens'])
     call_cut = cut(care['mean_tool_calls'], grpo['mean_tool_calls'])
