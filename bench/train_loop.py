@@ -182,7 +182,8 @@ def main() -> int:
     for mode in rl_arms:
         if mode not in arms:
             shutil.copytree(Path(args.reuse) / mode / "last", out / mode / "last", dirs_exist_ok=True)
-            times[mode] = float("nan")  # trained by the earlier run, which the checkpoint does not time
+            # Trained by the earlier run: its card's seconds (nan where an older card has none).
+            times[mode] = float(read_card(out / mode / "last").get("seconds", "nan"))
             print(f"{mode}_reused checkpoint={Path(args.reuse) / mode / 'last'}", flush=True)
             continue
         extra = care_extra if mode == "care" else {}

@@ -78,7 +78,8 @@ class CAREConfig:
             κ kept per template (~93) a short run visits each too rarely for the draw to steer.
             temperature, top_p:
         sampling. iterations: optimiser iterations (the budget); max_minutes: stop earlier on wall
-        time (0 = none). train_seeds: instance seeds of the training tasks (never the held-out suite).
+        time (0 = none), the whole run's: a run resumed after a crash counts the time before its checkpoint.
+        train_seeds: instance seeds of the training tasks (never the held-out suite).
         env_mix: {environment kind: weight} the pool draws from ("virtual" now; real devices later).
         eval_every: iterations between held-out checks for the guard (0 = never);
         eval_per_category: held-out tasks per category in those checks. seed: sampling and order.

@@ -181,6 +181,8 @@ class CARETrainer:
         self.guard = EfficiencyGuard(None, cfg.guard_drop_points)
         self.rng = random.Random(cfg.seed)
         self.iteration = 0
+        self.elapsed_before = 0.0  # seconds the run had trained before this attempt (a resume goes on from them)
+        self._t0: float | None = None
         self.history: list[dict[str, Any]] = []
         self.on_metrics = on_metrics
         self.should_stop = should_stop
@@ -318,21 +320,25 @@ class CARETrainer:
 
     # -- the loop -----------------------------------------------------------------------------------
 
+    def elapsed(self) -> float:
+        """The run's training seconds so far, over every attempt (``max_minutes`` budgets the whole run)."""
+        return self.elapsed_before if self._t0 is None else time.perf_counter() - self._t0
+
     def train(self) -> CAREResult:
-        t0 = time.perf_counter()
+        self._t0 = time.perf_counter() - self.elapsed_before
         if self.cfg.eval_every and self.guard.baseline is None:
             self.guard.baseline = self.heldout_success()
         while self.iteration < self.cfg.iterations:
             self.step()
             if self.out is not None and self.cfg.save_every and self.iteration % self.cfg.save_every == 0:
                 self.save()
-            if self.cfg.max_minutes and time.perf_counter() - t0 > self.cfg.max_minutes * 60:
+            if self.cfg.max_minutes and self.elapsed() > self.cfg.max_minutes * 60:
                 break
             if self.should_stop is not None and self.should_stop():
                 break
         path = self.save() if self.out is not None else None
         self.model.eval()
-        return CAREResult(self.model, self.tokenizer, self.iteration, time.perf_counter() - t0, self.history, path)
+        return CAREResult(self.model, self.tokenizer, self.iteration, self.elapsed(), self.history, path)
 
     def save(self) -> Path:
         from ml.sft import save_state
@@ -340,8 +346,10 @@ class CARETrainer:
         assert self.out is not None
         last = self.out / "last"
         card = {"kind": "care" if self.cfg.care else "grpo", "config": self.cfg.to_dict(),
-                "iteration": self.iteration, "init_from": str(self.init_from) if self.init_from else None}
+                "iteration": self.iteration, "init_from": str(self.init_from) if self.init_from else None,
+                "seconds": round(self.elapsed(), 1)}
         care = {"iteration": self.iteration, "competence": self.tracker.state(), "guard_scale": self.guard.scale,
+                "elapsed_s": self.elapsed(),
                 "guard_baseline": self.guard.baseline if self.guard.baseline is not None else -1.0,
                 "rng": list(self.rng.getstate()[1])}
         # One atomic swap holds weights, optimizer and CARE state together (a crash leaves the previous set).
@@ -355,6 +363,7 @@ class CARETrainer:
         self.opt.load_state_dict(state["optimizer"])
         st = state["extra"]["care"]
         self.iteration = int(st["iteration"])
+        self.elapsed_before = float(st.get("elapsed_s", 0.0))
         self.tracker.values = {k: float(v) for k, v in st["competence"].items()}
         self.guard.scale = float(st["guard_scale"])
         self.guard.baseline = None if st["guard_baseline"] < 0 else float(st["guard_baseline"])

@@ -241,7 +241,7 @@ def test_one_care_step_raises_the_success_probability(tokenizer, tiny_model_conf
 def test_care_trainer_iteration_records_environment_and_resumes(tokenizer, tiny_model_config, tmp_path):
     from devices.virtual.registry import catalog
     from ml.care_trainer import CARETrainer
-    from ml.model import build_model, save_checkpoint
+    from ml.model import build_model, read_card, save_checkpoint
 
     init = save_checkpoint(build_model(tiny_model_config, tokenizer), tokenizer, tmp_path / "sft")
     task = catalog().templates["connectivity.start_cast"].instantiate(5)
@@ -258,6 +258,17 @@ def test_care_trainer_iteration_records_environment_and_resumes(tokenizer, tiny_
     again = CARETrainer(CAREConfig(**{**cfg.to_dict(), "iterations": 2}), init_from=init, tasks=[task])
     assert again.iteration == 1 and again.tracker.values == {"connectivity.start_cast": 0.0}
     assert again.train().iterations == 2
+    # The wall-clock budget is the run's, not each attempt's: a run resumed at the end of its hour takes one
+    # more iteration (the check comes after it), not another hour.
+    state_file = tmp_path / "rl" / "last" / "trainer_state.pt"
+    state = torch.load(state_file, weights_only=True)
+    assert 0 < state["extra"]["care"]["elapsed_s"] < 3600 and read_card(tmp_path / "rl" / "last")["seconds"] > 0
+    state["extra"]["care"]["elapsed_s"] = 3600.0 - 1e-3
+    torch.save(state, state_file)
+    late = CARETrainer(CAREConfig(**{**cfg.to_dict(), "iterations": 50, "max_minutes": 60.0}), init_from=init,
+                       tasks=[task])
+    res = late.train()
+    assert res.iterations == 3 and res.seconds >= 3600
 
 
 def test_invalid_care_config_names_every_bad_field():
