@@ -38,7 +38,7 @@ from ml.care_trainer import train_care  # noqa: E402
 from ml.chat import ChatFormat  # noqa: E402
 from ml.evaluate import EvalConfig, evaluate_checkpoint, evaluate_reference, markdown_table  # noqa: E402
 from ml.model import ModelConfig, read_card  # noqa: E402
-from ml.sft import reference_episodes, train_sft, training_tasks  # noqa: E402
+from ml.sft import lineage_totals, reference_episodes, train_sft, training_tasks  # noqa: E402
 from ml.sft_config import SFTConfig  # noqa: E402
 from ml.tokenizer import TokenizerConfig, build_tokenizer  # noqa: E402
 
@@ -110,6 +110,8 @@ def main() -> int:
             ap.error(f"the reused {mode} started from {start!r}, not from --sft-checkpoint {args.sft_checkpoint!r}")
     if args.sft_init and args.sft_checkpoint:
         ap.error("--sft-init trains on from a checkpoint, --sft-checkpoint reuses one as it is: give one")
+    if args.sft_init and args.model != "{}":
+        ap.error("--sft-init continues its checkpoint's model: --model does not apply")
     if args.sft_init and read_card(args.sft_init).get("kind") != "sft":
         ap.error(f"--sft-init: {args.sft_init!r} is not an SFT checkpoint (no card of kind sft)")
     if args.minutes:
@@ -147,9 +149,9 @@ def main() -> int:
         sft_path = str(out / "sft" / "last")
         card = read_card(sft_path)
         times = {"sft": float(card.get("seconds", 0.0))}
-        print(f"sft_reused checkpoint={args.sft_checkpoint} step={card.get('step')} "
-              f"total_steps={card.get('total_steps', card.get('step'))} "
-              f"total_wall_s={card.get('total_seconds', card.get('seconds'))}", flush=True)
+        total_steps, total_s = lineage_totals(card)
+        print(f"sft_reused checkpoint={args.sft_checkpoint} step={card.get('step')} total_steps={total_steps} "
+              f"total_wall_s={total_s:.1f}", flush=True)
     else:
         # A continuation keeps its parent's tokenizer (and model size).
         tok = None if args.sft_init else build_tokenizer(TokenizerConfig())

@@ -502,6 +502,13 @@ class EpochData:
         return self._examples
 
 
+def lineage_totals(card: dict[str, Any]) -> tuple[int, float]:
+    """(steps, seconds) of SFT behind a checkpoint's card, its SFT ancestors included; (0, 0) for others."""
+    if card.get("kind") != "sft":
+        return 0, 0.0
+    return int(card.get("total_steps", card.get("step", 0))), float(card.get("total_seconds", card.get("seconds", 0.0)))
+
+
 @dataclass
 class SFTResult:
     model: Any
@@ -539,9 +546,7 @@ def train_sft(
     from ml.model import build_model, load_checkpoint, read_card
     from ml.tokenizer import build_tokenizer
 
-    parent = read_card(init_from) if init_from is not None else {}
-    prior = (int(parent.get("total_steps", parent.get("step", 0))), float(parent.get("total_seconds", parent.get(
-        "seconds", 0.0)))) if parent.get("kind") == "sft" else (0, 0.0)
+    prior = lineage_totals(read_card(init_from) if init_from is not None else {})
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     out = Path(cfg.out_dir) if cfg.out_dir else None
