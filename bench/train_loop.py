@@ -175,9 +175,9 @@ def main() -> int:
         res = train_sft(eps, scfg, tokenizer=tok, init_from=args.sft_init or None, resume=False, on_metrics=log)
         sft_path = str(res.checkpoint)
         times = {"sft": res.seconds}
-        card = read_card(sft_path)
+        total_steps, total_s = lineage_totals(read_card(sft_path))
         print(f"sft_done steps={res.step} loss={res.loss:.4f} wall_s={res.seconds:.1f} "
-              f"total_steps={card.get('total_steps')} total_wall_s={card.get('total_seconds')}", flush=True)
+              f"total_steps={total_steps} total_wall_s={total_s:.1f}", flush=True)
     if args.sft_only:
         return 0
 

@@ -39,7 +39,7 @@ class Command(BaseCommand):
         getattr(self, f"_{action}")(**options)
 
     def _import(self, *, path: str, name: str, kind: str, parent: str, **_) -> None:
-        from ml.model import load_checkpoint, read_card
+        from ml.model import load_checkpoint, n_params, read_card
 
         src = Path(path)
         if not src.is_dir():
@@ -70,10 +70,9 @@ class Command(BaseCommand):
         except Exception as exc:  # noqa: BLE001 -- whatever the loaders raise, the copy goes, unregistered
             shutil.rmtree(dest, ignore_errors=True)
             raise CommandError(f"{src} does not load as a model: {type(exc).__name__}: {exc}") from None
-        n_params = sum(p.numel() for p in {id(p): p for p in model.parameters()}.values())
         ckpt = Checkpoint.objects.create(id=ckpt_id, name=(name or src.name)[:200], path=str(rel), kind=kind,
                                          parent=parent_ckpt, config=card.get("config") or {})
-        self.stdout.write(f"Registered {kind} checkpoint {ckpt.id} ({ckpt.name}, {n_params:,} parameters) "
+        self.stdout.write(f"Registered {kind} checkpoint {ckpt.id} ({ckpt.name}, {n_params(model):,} parameters) "
                           f"at {rel}")
 
     def _list(self, **_) -> None:
