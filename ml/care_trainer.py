@@ -345,11 +345,12 @@ class CARETrainer:
 
         assert self.out is not None
         last = self.out / "last"
+        elapsed = self.elapsed()  # one reading, so the card and the resumable state agree
         card = {"kind": "care" if self.cfg.care else "grpo", "config": self.cfg.to_dict(),
                 "iteration": self.iteration, "init_from": str(self.init_from) if self.init_from else None,
-                "seconds": round(self.elapsed(), 1)}
+                "seconds": round(elapsed, 1)}
         care = {"iteration": self.iteration, "competence": self.tracker.state(), "guard_scale": self.guard.scale,
-                "elapsed_s": self.elapsed(),
+                "elapsed_s": elapsed,
                 "guard_baseline": self.guard.baseline if self.guard.baseline is not None else -1.0,
                 "rng": list(self.rng.getstate()[1])}
         # One atomic swap holds weights, optimizer and CARE state together (a crash leaves the previous set).

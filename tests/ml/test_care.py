@@ -263,7 +263,7 @@ def test_care_trainer_iteration_records_environment_and_resumes(tokenizer, tiny_
     state_file = tmp_path / "rl" / "last" / "trainer_state.pt"
     state = torch.load(state_file, weights_only=True)
     elapsed = state["extra"]["care"]["elapsed_s"]
-    # The card's seconds are the same clock, rounded to 0.1 s (so a run this short may read 0.0).
+    # The card's seconds are the same reading, rounded to 0.1 s (so a run this short may read 0.0).
     assert 0 < elapsed < 3600 and abs(read_card(tmp_path / "rl" / "last")["seconds"] - elapsed) <= 0.1
     state["extra"]["care"]["elapsed_s"] = 3600.0 - 1e-3
     torch.save(state, state_file)
