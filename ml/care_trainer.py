@@ -8,7 +8,8 @@ one batched generate per step for all live episodes), score each group with ``ml
 tokens (tool replies and prompts masked), with a KL anchor to the frozen SFT policy.
 
 The action tokens are the canonical tokenisation of each parsed turn as the episode records it
-(the same sequence SFT trains on); old log-probs are computed on it right before the update.
+(the same sequence SFT trains on); old log-probs are the policy's before the iteration's first optimiser
+step (the first minibatch's come from its own gradient pass, the others from a forward right before).
 
 CPU, from an SFT checkpoint::
 
@@ -255,17 +256,24 @@ class CARETrainer:
             self.model.train()
             mb = cfg.minibatch_episodes
             chunks = [[v for ep in batch[i:i + mb] for v in ep] for i in range(0, len(batch), mb)]
-            olds, refs = [], []
+            # The first chunk's old log-probs are the ones its first gradient pass computes (no update has
+            # happened yet), so they are taken from that pass instead of a separate forward.
+            olds: list[Any] = [None]
+            refs = []
             with torch.no_grad():
-                for ch in chunks:
+                for i, ch in enumerate(chunks):
                     exs = [e for e, _ in ch]
-                    olds.append(token_logprobs(self.model, exs, self.tokenizer.pad_token_id, self.device)[0])
+                    if i:
+                        olds.append(token_logprobs(self.model, exs, self.tokenizer.pad_token_id, self.device)[0])
                     refs.append(token_logprobs(self.ref, exs, self.tokenizer.pad_token_id, self.device)[0]
                                 if self.ref is not None else None)
             for _ in range(cfg.ppo_epochs):
-                for ch, old, ref in zip(chunks, olds, refs, strict=True):
+                for i, (ch, ref) in enumerate(zip(chunks, refs, strict=True)):
                     exs = [e for e, _ in ch]
                     logp, mask = token_logprobs(self.model, exs, self.tokenizer.pad_token_id, self.device)
+                    if olds[i] is None:
+                        olds[i] = logp.detach()
+                    old = olds[i]
                     adv = torch.tensor([a for _, a in ch], device=logp.device)[:, None].expand_as(logp)  # (B, T)
                     loss, info = policy_loss(logp, old, adv, mask, eps_low=cfg.eps_low, eps_high=cfg.eps_high,
                                              ref_logp=ref, kl_coef=cfg.kl_coef)

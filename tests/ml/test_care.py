@@ -273,6 +273,51 @@ def test_care_trainer_iteration_records_environment_and_resumes(tokenizer, tiny_
     assert res.iterations == 3 and res.seconds >= 3600
 
 
+def test_old_logprobs_are_the_policy_before_the_update(tokenizer, tiny_model_config, tmp_path, monkeypatch):
+    """Every minibatch of every epoch is clipped against the policy as it was before the iteration's first
+    optimiser step, including the first minibatch, whose old log-probs come from its own gradient pass."""
+    import copy
+
+    import ml.care_trainer as ct
+    from devices.virtual.registry import catalog
+    from ml.care import GroupResult
+    from ml.model import build_model, save_checkpoint
+
+    init = save_checkpoint(build_model(tiny_model_config, tokenizer), tokenizer, tmp_path / "sft")
+    task = catalog().templates["connectivity.start_cast"].instantiate(5)
+    cfg = CAREConfig(iterations=1, tasks_per_iter=1, group_size=4, minibatch_episodes=1, ppo_epochs=2, kl_coef=0,
+                     lr=1e-2, chat=ChatFormat(max_new_tokens=8))
+    trainer = ct.CARETrainer(cfg, init_from=init, tasks=[task])
+    # A random model fails every rollout alike (a dropped group); hand the update a group with signal instead.
+    monkeypatch.setattr(trainer, "score_groups", lambda groups: [
+        GroupResult([1, 0, 1, 0], [1.0, -1.0, 0.5, -0.5], 0.5, 0.5, "progress", 0.0, [0] * 4, 1.0, False)
+        for _ in groups])
+    before = copy.deepcopy(trainer.model)
+    seen_exs, seen_old, seen_logp = [], [], []
+    real_logprobs, real_loss = ct.token_logprobs, ct.policy_loss
+
+    def logprobs(model, exs, *a):
+        if torch.is_grad_enabled():
+            seen_exs.append(exs)
+        return real_logprobs(model, exs, *a)
+
+    def loss(logp, old, *a, **kw):
+        seen_logp.append(logp.detach().clone())
+        seen_old.append(old.clone())
+        return real_loss(logp, old, *a, **kw)
+
+    monkeypatch.setattr(ct, "token_logprobs", logprobs)
+    monkeypatch.setattr(ct, "policy_loss", loss)
+    m = trainer.step()
+    assert m["updates"] == 8 and len(seen_old) == 8  # 4 episodes of one sequence, one per minibatch, 2 epochs
+    for exs, old in zip(seen_exs, seen_old, strict=True):
+        with torch.no_grad():
+            want, _ = real_logprobs(before, exs, tokenizer.pad_token_id, "cpu")
+        assert torch.allclose(old, want, atol=1e-5)
+    assert torch.equal(seen_logp[0], seen_old[0])  # nothing had moved yet
+    assert not torch.allclose(seen_logp[4], seen_old[4], atol=1e-4)  # the second epoch sees the updated policy
+
+
 def test_invalid_care_config_names_every_bad_field():
     with pytest.raises(ValueError) as err:
         CAREConfig(group_size=1, efficiency_cap=1.0, eps_low=0, w_tool_calls=0.9, temperature=0, controller="x",
