@@ -35,6 +35,6 @@ def test_shipped_checkpoint_still_calls_the_tools_the_reference_calls():
     first = [(g.steps[0], w.steps[0].calls[0].call.name) for g, w in zip(got, want, strict=True)]
     parsed = [s for s, _ in first if s.calls and not s.parse_errors]
     same_tool = [s for s, name in first if s.calls and s.calls[0].call.name == name]
-    # Measured on the shipped checkpoint (lineage run 4): 8 of 8 parse, 7 of 8 open with the reference's tool.
+    # Measured on the shipped checkpoint (lineage run 5): 8 of 8 parse, 8 of 8 open with the reference's tool.
     assert len(parsed) >= len(tasks) - 1, [s.turn.raw for s, _ in first]
     assert len(same_tool) >= len(tasks) - 2
