@@ -309,7 +309,7 @@ def test_old_logprobs_are_the_policy_before_the_update(tokenizer, tiny_model_con
     monkeypatch.setattr(ct, "token_logprobs", logprobs)
     monkeypatch.setattr(ct, "policy_loss", loss)
     m = trainer.step()
-    assert m["updates"] == 8 and len(seen_old) == 8  # 4 episodes of one sequence, one per minibatch, 2 epochs
+    assert m["updates"] == 8 and len(seen_old) == 8  # 4 episodes, one per minibatch, 2 epochs
     for exs, old in zip(seen_exs, seen_old, strict=True):
         with torch.no_grad():
             want, _ = real_logprobs(before, exs, tokenizer.pad_token_id, "cpu")
