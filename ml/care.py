@@ -119,7 +119,9 @@ def care_group(
 
        With all rollouts successful the floor σ_min + σ_s is large, so small efficiency
        differences give small advantages and completion stays the dominant signal; with none
-       successful the floor is σ_min and progress differences keep their scale.
+       successful the floor is σ_min and progress differences keep their scale. With
+       ``success_adv_nonneg`` a success's advantage is max(A_i, 0): cheaper successes are rewarded,
+       costlier ones are left alone rather than pushed down.
     6. Dynamic sampling: a group whose rewards are all equal (std R < 1e-9) carries no signal and
        is dropped (``dropped=True``, all A_i = 0) when ``drop_no_signal``.
     """
@@ -159,6 +161,8 @@ def care_group(
     dropped = cfg.drop_no_signal and sd < 1e-9
     mu = _mean(R)
     adv = [0.0] * G if dropped else [(x - mu) / sigma for x in R]
+    if cfg.success_adv_nonneg:
+        adv = [max(a, 0.0) if s[i] else a for i, a in enumerate(adv)]
     return GroupResult(R, adv, rate, kappa, sched.name, lam, pen, sigma, dropped,
                        info={"std": sd, "floor": floor})
 

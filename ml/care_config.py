@@ -56,6 +56,9 @@ class CAREConfig:
         std_floor_min, std_floor_success: the advantage normaliser is max(std(R), std_floor_min +
             std_floor_success·success_rate): with every rollout successful the floor is large, so
             tiny efficiency differences move the policy gently; with none, progress keeps its scale.
+        success_adv_nonneg: clip every success's advantage at 0 from below, so the efficiency penalty
+            only rewards the cheaper successes and never pushes a success's tokens (its correct actions)
+            down; failures keep theirs.
         eps: added to the GRPO baseline's std. drop_no_signal: drop groups whose rewards are all
             equal (dynamic sampling). guard_drop_points: the guard halves the efficiency weight when
             held-out success falls more than this many points below the pre-RL checkpoint.
@@ -100,6 +103,7 @@ class CAREConfig:
     efficiency_cap: float = 0.5
     std_floor_min: float = 0.05
     std_floor_success: float = 0.5
+    success_adv_nonneg: bool = False
     eps: float = 1e-6
     drop_no_signal: bool = True
     guard_drop_points: float = 1.0
@@ -166,6 +170,8 @@ class CAREConfig:
             e["efficiency_cap"] = "must be in [0, 1): a larger λ could let a failure outscore a success"
         if not self.std_floor_min > 0:
             e["std_floor_min"] = "must be > 0"
+        if not isinstance(self.success_adv_nonneg, bool):
+            e["success_adv_nonneg"] = "must be true or false"
         if not self.std_floor_success >= 0:
             e["std_floor_success"] = "must be >= 0"
         if not self.eps > 0:

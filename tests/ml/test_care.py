@@ -57,6 +57,22 @@ def test_all_success_penalises_excess_cost_gently():
     assert care_group(g, GRPO).dropped
 
 
+def test_success_advantages_clipped_at_zero_leave_costlier_successes_alone():
+    nonneg = CAREConfig(success_adv_nonneg=True)
+    # The all-success group above: the cheapest success keeps +0.072/0.55, the costlier ones get 0, not less.
+    g = [Rollout(True, 1, 100, 20, 2), Rollout(True, 1, 150, 20, 3), Rollout(True, 1, 100, 40, 2)]
+    assert care_group(g, nonneg, history=0.8).advantages == approx([0.072 / 0.55, 0.0, 0.0])
+    # A mixed group: κ = 0.5·1 + 0.5·0.75 = 0.875, λ = 0.35; the third success has every excess at 1 (e = 1).
+    g = [Rollout(True, 1, 100, 0, 2), Rollout(True, 1, 100, 0, 2), Rollout(True, 1, 300, 40, 6),
+         Rollout(False, 0.5, 100, 0, 2)]
+    plain, clipped = care_group(g, CFG, history=1.0), care_group(g, nonneg, history=1.0)
+    assert plain.rewards == approx([1.0, 1.0, 0.65, 0.0]) and plain.normaliser == pytest.approx(0.425)
+    # mean 0.6625: the costly success sits below the mean (-0.0125 / 0.425) without the clip, at 0 with it.
+    assert plain.advantages == approx([0.3375 / 0.425, 0.3375 / 0.425, -0.0125 / 0.425, -0.6625 / 0.425])
+    assert clipped.advantages == approx([0.3375 / 0.425, 0.3375 / 0.425, 0.0, -0.6625 / 0.425])
+    assert clipped.rewards == plain.rewards  # only the advantages change
+
+
 def test_one_success():
     g = [Rollout(True, 1.0), Rollout(False, 0.5), Rollout(False, 0.0), Rollout(False, 0.0)]
     r = care_group(g, CFG)
@@ -94,7 +110,7 @@ def test_no_failure_ever_outscores_a_success():
     for _ in range(500):
         g = [Rollout(rng.random() < 0.6, rng.random(), rng.randint(1, 500), rng.randint(0, 200), rng.randint(0, 9))
              for _ in range(rng.randint(2, 8))]
-        for cfg in (CFG, greedy):
+        for cfg in (CFG, greedy, CAREConfig(success_adv_nonneg=True)):
             r = care_group(g, cfg, history=rng.random(), efficiency_scale=rng.choice([1.0, 0.5]))
             wins = [x for x, ro in zip(r.rewards, g, strict=True) if ro.success]
             fails = [x for x, ro in zip(r.rewards, g, strict=True) if not ro.success]
@@ -321,9 +337,10 @@ def test_old_logprobs_are_the_policy_before_the_update(tokenizer, tiny_model_con
 def test_invalid_care_config_names_every_bad_field():
     with pytest.raises(ValueError) as err:
         CAREConfig(group_size=1, efficiency_cap=1.0, eps_low=0, w_tool_calls=0.9, temperature=0, controller="x",
-                   task_sampling="hard", sampling_floor=0)
+                   task_sampling="hard", sampling_floor=0, success_adv_nonneg="yes")
     assert set(err.value.field_errors) >= {"group_size", "efficiency_cap", "eps_low", "w_output_tokens",
-                                           "temperature", "controller", "task_sampling", "sampling_floor"}
+                                           "temperature", "controller", "task_sampling", "sampling_floor",
+                                           "success_adv_nonneg"}
     with pytest.raises(ValueError) as err:
         CAREConfig(schedules=(Schedule("a", 0.2, 1, 0, 0),))
     assert "schedules" in err.value.field_errors
