@@ -170,10 +170,10 @@ class CAREConfig:
             e["efficiency_cap"] = "must be in [0, 1): a larger λ could let a failure outscore a success"
         if not self.std_floor_min > 0:
             e["std_floor_min"] = "must be > 0"
-        if not isinstance(self.success_adv_nonneg, bool):
-            e["success_adv_nonneg"] = "must be true or false"
         if not self.std_floor_success >= 0:
             e["std_floor_success"] = "must be >= 0"
+        if not isinstance(self.success_adv_nonneg, bool):
+            e["success_adv_nonneg"] = "must be true or false"
         if not self.eps > 0:
             e["eps"] = "must be > 0"
         if not self.guard_drop_points >= 0:
