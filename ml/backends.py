@@ -22,6 +22,7 @@ import json
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -48,10 +49,13 @@ class TransformersPlanner:
     fmt: context compaction and the per-turn token budget (``ml.chat.ChatFormat``).
     seed: seeds the sampling generator (reproducible rollouts).
     max_batch: contexts per forward pass (larger batches are split).
+    greedy_rows: optional ``contexts -> [bool]``: the contexts marked True decode greedily while the
+        rest sample (one lock-step batch; RL's greedy anchor, ``ml.care_trainer.GreedyAnchor``).
     """
 
     def __init__(self, model: Any, tokenizer: Any, *, fmt: ChatFormat | None = None, temperature: float = 0.0,
-                 top_p: float = 1.0, seed: int | None = 0, max_batch: int = 64, name: str = "transformers"):
+                 top_p: float = 1.0, seed: int | None = 0, max_batch: int = 64, name: str = "transformers",
+                 greedy_rows: Callable[[list[Context]], list[bool]] | None = None):
         import torch
 
         self.model = model
@@ -61,6 +65,7 @@ class TransformersPlanner:
         self.top_p = top_p
         self.max_batch = max_batch
         self.name = name
+        self.greedy_rows = greedy_rows
         self.device = next(model.parameters()).device
         self.eos_id = tokenizer.convert_tokens_to_ids(IM_END)
         self.pad_id = tokenizer.pad_token_id
@@ -81,9 +86,11 @@ class TransformersPlanner:
 
     def generate(self, contexts: list[Context]) -> list[PlannerTurn]:
         prompts = [encode_prompt(c.messages, c.tools, self.tokenizer, self.fmt) for c in contexts]
+        greedy = self.greedy_rows(contexts) if self.greedy_rows is not None else None
         outs: list[list[int]] = []
         for i in range(0, len(prompts), self.max_batch):
-            outs.extend(self.generate_ids(prompts[i:i + self.max_batch]))
+            rows = greedy[i:i + self.max_batch] if greedy is not None else None
+            outs.extend(self.generate_ids(prompts[i:i + self.max_batch], greedy=rows))
         return [self.turn(ids) for ids in outs]
 
     def turn(self, ids: list[int]) -> PlannerTurn:
@@ -95,8 +102,10 @@ class TransformersPlanner:
         turn.reasoning_tokens = _reasoning_tokens(body, *self.think_ids)
         return turn
 
-    def generate_ids(self, prompts: list[list[int]], max_new_tokens: int | None = None) -> list[list[int]]:
-        """Generate for a batch of prompt ids at once (left padding, KV cache); returns new ids per prompt."""
+    def generate_ids(self, prompts: list[list[int]], max_new_tokens: int | None = None,
+                     greedy: list[bool] | None = None) -> list[list[int]]:
+        """Generate for a batch of prompt ids at once (left padding, KV cache); returns new ids per prompt.
+        ``greedy``: rows that take the argmax even when the planner samples."""
         import torch
         from transformers import DynamicCache
 
@@ -112,6 +121,7 @@ class TransformersPlanner:
         ids, attn, pos = ids.to(self.device), attn.to(self.device), pos.to(self.device)
         gen: list[list[int]] = [[] for _ in range(B)]
         done = torch.zeros(B, dtype=torch.bool, device=self.device)
+        argmax_rows = torch.tensor(greedy, dtype=torch.bool, device=self.device) if greedy else None
         was_training = self.model.training
         self.model.eval()
         try:
@@ -120,7 +130,7 @@ class TransformersPlanner:
                                  past_key_values=DynamicCache(), use_cache=True)
                 nxt_pos = pos[:, -1:] + 1  # (B, 1)
                 for _ in range(max_new):
-                    tok = self._pick(out.logits[:, -1, :])  # (B,)
+                    tok = self._pick(out.logits[:, -1, :], argmax_rows)  # (B,)
                     for i in torch.nonzero(~done).flatten().tolist():
                         gen[i].append(int(tok[i]))
                     done |= tok == self.eos_id
@@ -138,11 +148,19 @@ class TransformersPlanner:
         self.stats["seconds"] += time.perf_counter() - t0
         return gen
 
-    def _pick(self, logits: Any) -> Any:
+    def _pick(self, logits: Any, argmax_rows: Any | None = None) -> Any:
+        """Next tokens (B,): argmax when greedy, else a draw; rows marked in ``argmax_rows`` (B,) take the
+        argmax either way (every row still draws, so the generator's stream does not depend on the marks)."""
         import torch
 
         if self.temperature <= 0:
             return logits.argmax(-1)
+        drawn = self._draw(logits)
+        return drawn if argmax_rows is None else torch.where(argmax_rows, logits.argmax(-1), drawn)
+
+    def _draw(self, logits: Any) -> Any:
+        import torch
+
         probs = torch.softmax(logits.float() / self.temperature, dim=-1)  # (B, V)
         if self.top_p < 1.0:
             sorted_p, order = probs.sort(dim=-1, descending=True)

@@ -80,7 +80,10 @@ class CAREConfig:
             vs 1.37 groups with signal per iteration of 4, within noise, so not the default yet: with
             κ kept per template (~93) a short run visits each too rarely for the draw to steer.
             temperature, top_p:
-        sampling. iterations: optimiser iterations (the budget); max_minutes: stop earlier on wall
+        sampling. greedy_anchor: the first of each group's G attempts decodes greedily (the others
+        sample), so the policy's mode, which the held-out score measures, is always in the group: a
+        greedy failure beside a sampled success is pushed down directly, a greedy success beside sampled
+        failures is reinforced. iterations: optimiser iterations (the budget); max_minutes: stop earlier on wall
         time (0 = none), the whole run's: a run resumed after a crash counts the time before its checkpoint.
         train_seeds: instance seeds of the training tasks (never the held-out suite).
         env_mix: {environment kind: weight} the pool draws from ("virtual" now; real devices later).
@@ -125,6 +128,7 @@ class CAREConfig:
     sampling_floor: float = 0.1
     temperature: float = 0.8
     top_p: float = 1.0
+    greedy_anchor: bool = False
     iterations: int = 20
     max_minutes: float = 0.0
     train_seeds: tuple[int, ...] = tuple(range(1000, 1008))
@@ -172,8 +176,9 @@ class CAREConfig:
             e["std_floor_min"] = "must be > 0"
         if not self.std_floor_success >= 0:
             e["std_floor_success"] = "must be >= 0"
-        if not isinstance(self.success_adv_nonneg, bool):
-            e["success_adv_nonneg"] = "must be true or false"
+        for name in ("success_adv_nonneg", "greedy_anchor"):
+            if not isinstance(getattr(self, name), bool):
+                e[name] = "must be true or false"
         if not self.eps > 0:
             e["eps"] = "must be > 0"
         if not self.guard_drop_points >= 0:

@@ -77,6 +77,18 @@ class EnvPool:
         return env
 
 
+class GreedyAnchor:
+    """``TransformersPlanner.greedy_rows`` for group rollouts: the first episode the planner sees of each
+    task decodes greedily, the task's other attempts sample. ``rollout_groups`` launches every attempt
+    at once in task order, so the greedy one is each group's first episode (``groups[i][0]``)."""
+
+    def __init__(self) -> None:
+        self.anchors: dict[str, str] = {}  # task id -> the episode id that decodes greedily
+
+    def __call__(self, contexts: list[Any]) -> list[bool]:
+        return [self.anchors.setdefault(c.task.id, c.episode_id) == c.episode_id for c in contexts]
+
+
 def rollout_groups(tasks: list[Any], planner: Any, group_size: int, pool: EnvPool) -> list[list[Episode]]:
     """``group_size`` attempts per task, all in one lock-step run; returns episodes grouped per task."""
     from harness.episode import run_episodes
@@ -195,12 +207,13 @@ class CARETrainer:
 
         return training_tasks(self.cfg.train_seeds)
 
-    def planner(self, temperature: float | None = None, seed: int | None = None) -> Any:
+    def planner(self, temperature: float | None = None, seed: int | None = None,
+                greedy_rows: Callable[[list[Any]], list[bool]] | None = None) -> Any:
         from ml.backends import TransformersPlanner
 
         t = self.cfg.temperature if temperature is None else temperature
         return TransformersPlanner(self.model, self.tokenizer, fmt=self.cfg.chat, temperature=t, top_p=self.cfg.top_p,
-                                   seed=seed, name="care" if self.cfg.care else "grpo")
+                                   seed=seed, name="care" if self.cfg.care else "grpo", greedy_rows=greedy_rows)
 
     # -- one iteration ------------------------------------------------------------------------------
 
@@ -236,7 +249,8 @@ class CARETrainer:
         if isinstance(self.controller, LLMController) and self.history:
             self.controller.refresh({k: v for k, v in self.history[-1].items() if not isinstance(v, list)})
         tasks = self.draw_tasks()
-        planner = self.planner(seed=cfg.seed * 1_000_003 + self.iteration)
+        anchor = GreedyAnchor() if cfg.greedy_anchor else None
+        planner = self.planner(seed=cfg.seed * 1_000_003 + self.iteration, greedy_rows=anchor)
         groups = rollout_groups(tasks, planner, cfg.group_size, self.pool)
         t_roll = time.perf_counter() - t0
         scored = self.score_groups(groups)
@@ -293,6 +307,7 @@ class CARETrainer:
             "iteration": self.iteration,
             "mode": "care" if cfg.care else "grpo",
             "success": sum(bool(e.verdict and e.verdict.success) for e in eps_all) / len(eps_all),
+            **(_anchor_success(groups) if anchor is not None else {}),
             "reward": sum(sum(r.rewards) for r in scored) / len(eps_all),
             "output_tokens": sum(e.costs.output_tokens for e in eps_all) / len(eps_all),
             "reasoning_tokens": sum(e.costs.reasoning_tokens for e in eps_all) / len(eps_all),
@@ -377,6 +392,14 @@ class CARETrainer:
         self.guard.scale = float(st["guard_scale"])
         self.guard.baseline = None if st["guard_baseline"] < 0 else float(st["guard_baseline"])
         self.rng.setstate((3, tuple(int(x) for x in st["rng"]), None))
+
+
+def _anchor_success(groups: list[list[Episode]]) -> dict[str, float]:
+    """Success of the iteration's greedy attempts (each group's first, ``GreedyAnchor``) and of the sampled ones."""
+    def rate(eps: list[Episode]) -> float:
+        return sum(bool(e.verdict and e.verdict.success) for e in eps) / max(1, len(eps))
+
+    return {"greedy_success": rate([g[0] for g in groups]), "sampled_success": rate([e for g in groups for e in g[1:]])}
 
 
 def _is_care_checkpoint(path: Path) -> bool:

@@ -35,6 +35,24 @@ def test_batched_greedy_equals_sequential(tokenizer, tiny_model_config):
     assert all(0 < t.output_tokens <= 12 for t in batched)
 
 
+def test_greedy_rows_take_the_argmax_inside_a_sampling_batch(tokenizer, tiny_model_config):
+    model = build_model(tiny_model_config, tokenizer)
+    ctxs = _contexts(3) * 2  # each context twice: once greedy, once sampled
+    greedy = TransformersPlanner(model, tokenizer)
+    greedy.fmt.max_new_tokens = 12
+    expected = [t.raw for t in greedy.generate(ctxs[:3])]
+    marks = [True, True, True, False, False, False]
+    mixed = TransformersPlanner(model, tokenizer, fmt=greedy.fmt, temperature=1.5, seed=3,
+                                greedy_rows=lambda cs: marks[:len(cs)])
+    raws = [t.raw for t in mixed.generate(ctxs)]
+    assert raws[:3] == expected
+    # The unmarked rows really sample (an untrained model at temperature 1.5 does not repeat its argmax),
+    # and their draws are the ones an unmarked batch with the same seed makes.
+    assert raws[3:] != expected
+    plain = TransformersPlanner(model, tokenizer, fmt=greedy.fmt, temperature=1.5, seed=3)
+    assert [t.raw for t in plain.generate(ctxs)][3:] == raws[3:]
+
+
 def test_turn_counts_model_tokens(tokenizer, tiny_model_config):
     planner = TransformersPlanner(build_model(tiny_model_config, tokenizer), tokenizer)
     text = ('<think>\nTurn it on.\n</think>\n\n<tool_call>\n{"name": "set_wifi", "arguments": {"enabled": true}}\n'

@@ -289,6 +289,27 @@ def test_care_trainer_iteration_records_environment_and_resumes(tokenizer, tiny_
     assert res.iterations == 3 and res.seconds >= 3600
 
 
+def test_greedy_anchor_puts_the_greedy_attempt_first_in_every_group(tokenizer, tiny_model_config):
+    from devices.virtual.registry import catalog
+    from ml.backends import TransformersPlanner
+    from ml.care_trainer import EnvPool, GreedyAnchor, rollout_groups
+    from ml.model import build_model
+
+    model = build_model(tiny_model_config, tokenizer)
+    fmt = ChatFormat(max_new_tokens=10)
+    tasks = [catalog().templates[t].instantiate(5) for t in ("connectivity.start_cast", "apps.default_browser")]
+    anchored = TransformersPlanner(model, tokenizer, fmt=fmt, temperature=1.5, seed=1, greedy_rows=GreedyAnchor())
+    groups = rollout_groups(tasks, anchored, 3, EnvPool({"virtual": 1.0}))
+    greedy = rollout_groups(tasks, TransformersPlanner(model, tokenizer, fmt=fmt), 1, EnvPool({"virtual": 1.0}))
+
+    def raws(ep):
+        return [s.turn.raw for s in ep.steps]
+
+    for g, (ref,) in zip(groups, greedy, strict=True):
+        assert raws(g[0]) == raws(ref)  # the anchor is the policy's greedy episode
+        assert all(raws(e) != raws(ref) for e in g[1:])  # the others sample
+
+
 def test_old_logprobs_are_the_policy_before_the_update(tokenizer, tiny_model_config, tmp_path, monkeypatch):
     """Every minibatch of every epoch is clipped against the policy as it was before the iteration's first
     optimiser step, including the first minibatch, whose old log-probs come from its own gradient pass."""
