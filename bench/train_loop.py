@@ -80,6 +80,9 @@ def main() -> int:
     ap.add_argument("--rl-tasks", type=int, default=4, help="tasks per RL iteration (x group size 4)")
     ap.add_argument("--rl-greedy-anchor", action="store_true",
                     help="both RL arms: the first of each group's attempts decodes greedily (CAREConfig.greedy_anchor)")
+    ap.add_argument("--rl-screen", type=int, default=0,
+                    help="both RL arms: screen this many tasks greedily per iteration and roll groups only for the "
+                         "greedy failures (CAREConfig.screen_tasks)")
     ap.add_argument("--rl-sampling", default=CAREConfig.task_sampling, choices=("signal", "uniform"),
                     help="RL task draw in both arms: towards tasks whose groups mix outcomes, or uniform")
     ap.add_argument("--sft-checkpoint", default="", help="reuse this SFT checkpoint instead of training one")
@@ -127,7 +130,8 @@ def main() -> int:
     # What both RL arms take from this script's flags (so --care-overrides may not set it).
     rl_kw = dict(max_minutes=args.rl_minutes, train_seeds=rl_seeds, temperature=args.rl_temperature,
                  iterations=args.rl_iterations, save_every=0, lr=args.rl_lr, kl_coef=args.rl_kl,
-                 tasks_per_iter=args.rl_tasks, task_sampling=args.rl_sampling, greedy_anchor=args.rl_greedy_anchor)
+                 tasks_per_iter=args.rl_tasks, task_sampling=args.rl_sampling, greedy_anchor=args.rl_greedy_anchor,
+                 screen_tasks=args.rl_screen)
     try:
         care_extra = json.loads(args.care_overrides)
         if not isinstance(care_extra, dict):
@@ -195,6 +199,7 @@ def main() -> int:
         r = train_care(cfg, init_from=sft_path, on_metrics=lambda m: print(
             f"{m['mode']} it={m['iteration']} success={m['success']:.2f} "
             + (f"greedy_success={m['greedy_success']:.2f} " if "greedy_success" in m else "")
+            + (f"screen_success={m['screen_success']:.2f} " if "screen_success" in m else "")
             + f"reward={m['reward']:.3f} "
             f"out_tokens={m['output_tokens']:.1f} calls={m['tool_calls']:.2f} kept={m['groups_kept']} "
             f"kl={m['kl']:.4f} schedules={json.dumps(m['schedules'])} s={m['iteration_s']:.1f}", flush=True))

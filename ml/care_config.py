@@ -129,6 +129,7 @@ class CAREConfig:
     temperature: float = 0.8
     top_p: float = 1.0
     greedy_anchor: bool = False
+    screen_tasks: int = 0
     iterations: int = 20
     max_minutes: float = 0.0
     train_seeds: tuple[int, ...] = tuple(range(1000, 1008))
@@ -219,7 +220,10 @@ class CAREConfig:
             e["train_seeds"] = "must hold at least one seed"
         if not self.env_mix or any(w < 0 for w in self.env_mix.values()) or sum(self.env_mix.values()) <= 0:
             e["env_mix"] = "must map environment kinds to non-negative weights with a positive sum"
-        for name in ("eval_every", "eval_per_category", "seed", "save_every", "threads"):
+        if isinstance(self.screen_tasks, int) and isinstance(self.tasks_per_iter, int) \
+                and 0 < self.screen_tasks < self.tasks_per_iter:
+            e["screen_tasks"] = "must be 0 (off) or at least tasks_per_iter"
+        for name in ("eval_every", "eval_per_category", "seed", "save_every", "threads", "screen_tasks"):
             v = getattr(self, name)
             if not isinstance(v, int) or v < 0:
                 e[name] = f"must be a non-negative integer, got {v!r}"

@@ -232,10 +232,10 @@ class CARETrainer:
             results.append(res)
         return results
 
-    def draw_tasks(self) -> list[Any]:
-        """This iteration's tasks: uniform, or (``task_sampling="signal"``) weighted towards tasks whose
-        groups are likely to mix successes and failures (``ml.care.signal_weights``)."""
-        k = min(self.cfg.tasks_per_iter, len(self.tasks))
+    def draw_tasks(self, k: int | None = None) -> list[Any]:
+        """This iteration's tasks (``k``, default ``tasks_per_iter``): uniform, or (``task_sampling="signal"``)
+        weighted towards tasks whose groups are likely to mix successes and failures (``ml.care.signal_weights``)."""
+        k = min(k or self.cfg.tasks_per_iter, len(self.tasks))
         if self.cfg.task_sampling == "uniform":
             return self.rng.sample(self.tasks, k)
         w = signal_weights([self.tracker.get(t) for t in self.tasks], self.cfg.group_size, self.cfg.sampling_floor)
@@ -248,10 +248,15 @@ class CARETrainer:
         t0 = time.perf_counter()
         if isinstance(self.controller, LLMController) and self.history:
             self.controller.refresh({k: v for k, v in self.history[-1].items() if not isinstance(v, list)})
-        tasks = self.draw_tasks()
-        anchor = GreedyAnchor() if cfg.greedy_anchor else None
-        planner = self.planner(seed=cfg.seed * 1_000_003 + self.iteration, greedy_rows=anchor)
-        groups = rollout_groups(tasks, planner, cfg.group_size, self.pool)
+        seed = cfg.seed * 1_000_003 + self.iteration
+        screen: dict[str, float] = {}
+        if cfg.screen_tasks:
+            groups, screen = self.screened_groups(seed)
+            anchor: GreedyAnchor | None = GreedyAnchor()
+        else:
+            anchor = GreedyAnchor() if cfg.greedy_anchor else None
+            groups = rollout_groups(self.draw_tasks(), self.planner(seed=seed, greedy_rows=anchor), cfg.group_size,
+                                    self.pool)
         t_roll = time.perf_counter() - t0
         scored = self.score_groups(groups)
         batch: list[list[tuple[Encoded, float]]] = []  # per episode: its sequences, each with the advantage
@@ -302,16 +307,18 @@ class CARETrainer:
                 stats[k] /= max(1, len(chunks) * cfg.ppo_epochs)
         self.iteration += 1
         eps_all = [e for g in groups for e in g]
+        n_eps = max(1, len(eps_all))  # a screened iteration whose greedy attempts all succeed rolls no group
         kept = [r for r in scored if not r.dropped]
         m: dict[str, Any] = {
             "iteration": self.iteration,
             "mode": "care" if cfg.care else "grpo",
-            "success": sum(bool(e.verdict and e.verdict.success) for e in eps_all) / len(eps_all),
-            **(_anchor_success(groups) if anchor is not None else {}),
-            "reward": sum(sum(r.rewards) for r in scored) / len(eps_all),
-            "output_tokens": sum(e.costs.output_tokens for e in eps_all) / len(eps_all),
-            "reasoning_tokens": sum(e.costs.reasoning_tokens for e in eps_all) / len(eps_all),
-            "tool_calls": sum(e.costs.total_tool_calls for e in eps_all) / len(eps_all),
+            "success": sum(bool(e.verdict and e.verdict.success) for e in eps_all) / n_eps,
+            **(_anchor_success(groups) if anchor is not None and groups else {}),
+            **screen,
+            "reward": sum(sum(r.rewards) for r in scored) / n_eps,
+            "output_tokens": sum(e.costs.output_tokens for e in eps_all) / n_eps,
+            "reasoning_tokens": sum(e.costs.reasoning_tokens for e in eps_all) / n_eps,
+            "tool_calls": sum(e.costs.total_tool_calls for e in eps_all) / n_eps,
             "groups_kept": len(kept),
             "groups_dropped": len(scored) - len(kept),
             "schedules": dict(Counter(r.schedule for r in scored)),
@@ -331,6 +338,29 @@ class CARETrainer:
         if self.on_metrics is not None:
             self.on_metrics(m)
         return m
+
+    def screened_groups(self, seed: int) -> tuple[list[list[Episode]], dict[str, float]]:
+        """``screen_tasks`` drawn tasks, one greedy attempt each; for (at most ``tasks_per_iter``) tasks it fails,
+        a group of that greedy failure and G − 1 samples. A task solved greedily updates its competence as a
+        group success rate of 1 (so the signal-weighted draw turns away from it)."""
+        from harness.episode import run_episodes
+
+        cands = self.draw_tasks(self.cfg.screen_tasks)
+        greedy = run_episodes(cands, self.planner(temperature=0.0), batch_size=len(cands), env_factory=self.pool.draw)
+        failed = []
+        for task, ep in zip(cands, greedy, strict=True):
+            if ep.verdict and ep.verdict.success:
+                hist = self.tracker.get(task)
+                self.tracker.update(task, 1.0 if hist is None else self.cfg.competence_ema * hist
+                                    + (1 - self.cfg.competence_ema))
+            else:
+                failed.append((task, ep))
+        failed = failed[:self.cfg.tasks_per_iter]
+        samples = rollout_groups([t for t, _ in failed], self.planner(seed=seed), self.cfg.group_size - 1, self.pool) \
+            if failed else []
+        groups = [[ep, *rest] for (_, ep), rest in zip(failed, samples, strict=True)]
+        solved = sum(bool(e.verdict and e.verdict.success) for e in greedy)
+        return groups, {"screened": len(cands), "screen_success": solved / len(cands)}
 
     def heldout_success(self) -> float:
         """Greedy success (percent) on a small held-out slice (the guard's measurement)."""

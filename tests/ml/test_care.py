@@ -310,6 +310,43 @@ def test_greedy_anchor_puts_the_greedy_attempt_first_in_every_group(tokenizer, t
         assert all(raws(e) != raws(ref) for e in g[1:])  # the others sample
 
 
+def test_screened_groups_hold_only_tasks_the_greedy_attempt_fails(tokenizer, tiny_model_config, tmp_path):
+    from devices.virtual.registry import catalog
+    from harness.episode import run_episodes
+    from harness.reference import ReferenceSolver
+    from ml.care_trainer import CARETrainer
+    from ml.model import build_model
+
+    model = build_model(tiny_model_config, tokenizer)
+    tasks = [catalog().templates[t].instantiate(5) for t in ("connectivity.start_cast", "apps.default_browser")]
+    cfg = CAREConfig(iterations=1, tasks_per_iter=1, group_size=3, screen_tasks=2, kl_coef=0,
+                     chat=ChatFormat(max_new_tokens=10))
+    trainer = CARETrainer(cfg, model=model, tokenizer=tokenizer, tasks=tasks)
+    # Make the greedy attempt solve the first task: the screen must skip it and roll a group for the other.
+    solved = run_episodes(tasks[:1], ReferenceSolver())[0]
+    real = trainer.planner
+
+    def planner(temperature=None, seed=None, greedy_rows=None):
+        p = real(temperature, seed, greedy_rows)
+        if temperature == 0.0:
+            turns = {tasks[0].id: iter([s.turn for s in solved.steps])}
+            gen = p.generate
+            p.generate = lambda ctxs: [next(turns[c.task.id]) if c.task.id in turns else t
+                                       for c, t in zip(ctxs, gen(ctxs), strict=True)]
+        return p
+
+    trainer.planner = planner
+    groups, info = trainer.screened_groups(seed=0)
+    assert info == {"screened": 2, "screen_success": 0.5}
+    assert [[e.task["id"] for e in g] for g in groups] == [[tasks[1].id] * 3]
+    assert not groups[0][0].verdict.success
+    assert trainer.tracker.get(tasks[0]) == 1.0 and trainer.tracker.get(tasks[1]) is None
+    m = trainer.step()  # a whole screened iteration: the groups are scored and trained on
+    assert m["screened"] == 2 and m["greedy_success"] == 0.0 and m["groups_kept"] + m["groups_dropped"] >= 0
+    with pytest.raises(ValueError, match="screen_tasks"):
+        CAREConfig(tasks_per_iter=4, screen_tasks=2)
+
+
 def test_old_logprobs_are_the_policy_before_the_update(tokenizer, tiny_model_config, tmp_path, monkeypatch):
     """Every minibatch of every epoch is clipped against the policy as it was before the iteration's first
     optimiser step, including the first minibatch, whose old log-probs come from its own gradient pass."""
