@@ -83,7 +83,11 @@ class CAREConfig:
         sampling. greedy_anchor: the first of each group's G attempts decodes greedily (the others
         sample), so the policy's mode, which the held-out score measures, is always in the group: a
         greedy failure beside a sampled success is pushed down directly, a greedy success beside sampled
-        failures is reinforced. iterations: optimiser iterations (the budget); max_minutes: stop earlier on wall
+        failures is reinforced. screen_tasks: 0 = off; else each iteration draws this many tasks, runs one
+        greedy attempt of each, and rolls groups only for those the greedy attempt fails (at most
+        tasks_per_iter): that greedy failure and G − 1 samples, so rollouts go where greedy decoding can
+        still be fixed (``bench/rl_headroom.py``); a greedy success counts as a group rate of 1 in the
+        task's competence. iterations: optimiser iterations (the budget); max_minutes: stop earlier on wall
         time (0 = none), the whole run's: a run resumed after a crash counts the time before its checkpoint.
         train_seeds: instance seeds of the training tasks (never the held-out suite).
         env_mix: {environment kind: weight} the pool draws from ("virtual" now; real devices later).
