@@ -43,25 +43,25 @@ def solved(ep) -> bool:  # noqa: ANN001 - an Episode
     return bool(ep.verdict and ep.verdict.success)
 
 
-def headroom(model, tok, fmt, tasks, samples: int, temperature: float, seed: int) -> dict[str, float]:  # noqa: ANN001
-    """Greedy and ``samples`` sampled attempts of every task; the figures the module docstring lists."""
+Row = tuple[str, bool, int, int]  # (category, greedy solved, sampled successes, samples)
+
+
+def headroom(model, tok, fmt, tasks, samples: int, temperature: float, seed: int) -> list[Row]:  # noqa: ANN001
+    """Greedy and ``samples`` sampled attempts of every task, one row per task."""
     greedy = run_episodes(tasks, TransformersPlanner(model, tok, fmt=fmt, temperature=0.0), batch_size=64)
     expanded = [t for t in tasks for _ in range(samples)]
     sampler = TransformersPlanner(model, tok, fmt=fmt, temperature=temperature, seed=seed)
     drawn = run_episodes(expanded, sampler, batch_size=64)
-    rows = []
-    for i, task in enumerate(tasks):
-        wins = [solved(e) for e in drawn[i * samples:(i + 1) * samples]]
-        rows.append((task.category, solved(greedy[i]), sum(wins), samples))
-    return summarise(rows)
+    return [(task.category, solved(greedy[i]), sum(solved(e) for e in drawn[i * samples:(i + 1) * samples]), samples)
+            for i, task in enumerate(tasks)]
 
 
-def summarise(rows: list[tuple[str, bool, int, int]]) -> dict[str, float]:
+def summarise(rows: list[Row]) -> dict[str, float]:
+    """The figures the module docstring lists."""
     n = len(rows)
     g_fail = [r for r in rows if not r[1]]
     g_win = [r for r in rows if r[1]]
     return {
-        "tasks": n,
         "greedy_success": sum(r[1] for r in rows) / n,
         "sampled_success": sum(r[2] / r[3] for r in rows) / n,
         "pass_at_k": sum(r[2] > 0 for r in rows) / n,
@@ -69,22 +69,20 @@ def summarise(rows: list[tuple[str, bool, int, int]]) -> dict[str, float]:
         "fixable_points": 100 * sum(r[2] > 0 for r in g_fail) / n,
         "fragile": sum(r[2] < r[3] for r in g_win) / max(1, len(g_win)),
         "mixed_groups": sum(0 < r[2] < r[3] for r in rows) / n,
-        "_rows": rows,  # type: ignore[dict-item]
     }
 
 
-def show(label: str, res: dict[str, float]) -> None:
-    keys = [k for k in res if not k.startswith("_")]
-    print(f"{label} " + " ".join(f"{k}={res[k]:.3f}" if isinstance(res[k], float) else f"{k}={res[k]}"
-                                 for k in keys), flush=True)
-    by_cat: dict[str, list] = defaultdict(list)
-    for row in res["_rows"]:  # type: ignore[union-attr]
+def show(label: str, rows: list[Row]) -> None:
+    s = summarise(rows)
+    print(f"{label} tasks={len(rows)} " + " ".join(f"{k}={v:.3f}" for k, v in s.items()), flush=True)
+    by_cat: dict[str, list[Row]] = defaultdict(list)
+    for row in rows:
         by_cat[row[0]].append(row)
-    for cat, rows in sorted(by_cat.items()):
-        s = summarise(rows)
-        print(f"  {label} category={cat} tasks={len(rows)} greedy_success={s['greedy_success']:.3f} "
-              f"sampled_success={s['sampled_success']:.3f} pass_at_k={s['pass_at_k']:.3f} fixable={s['fixable']:.3f} "
-              f"fragile={s['fragile']:.3f}", flush=True)
+    for cat, mine in sorted(by_cat.items()):
+        c = summarise(mine)
+        print(f"  {label} category={cat} tasks={len(mine)} "
+              + " ".join(f"{k}={c[k]:.3f}" for k in ("greedy_success", "sampled_success", "pass_at_k", "fixable",
+                                                     "fragile")), flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -77,6 +77,11 @@ def _std(xs: list[float]) -> float:
     return math.sqrt(sum((x - m) ** 2 for x in xs) / len(xs))
 
 
+def competence(history: float | None, rate: float, beta: float) -> float:
+    """κ = β·h + (1−β)·ŝ from the task's previous competence h and this group's success rate ŝ (κ = ŝ with no h)."""
+    return rate if history is None else beta * history + (1 - beta) * rate
+
+
 def care_group(
     group: list[Rollout],
     cfg: CAREConfig,
@@ -137,7 +142,7 @@ def care_group(
         adv = [0.0] * G if dropped else [(x - _mean(R)) / (sd + cfg.eps) for x in R]
         return GroupResult(R, adv, rate, rate, "grpo", 0.0, [0.0] * G, sd + cfg.eps, dropped)
 
-    kappa = rate if history is None else cfg.competence_ema * history + (1 - cfg.competence_ema) * rate
+    kappa = competence(history, rate, cfg.competence_ema)
     sched = schedule or pick_schedule(kappa, cfg.schedules)
     p = [1.0 if r.success else min(1.0, max(0.0, float(r.progress))) for r in group]
     wins = [r for r in group if r.success]

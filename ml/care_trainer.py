@@ -37,6 +37,7 @@ from ml.care import (
     Rollout,
     RuleController,
     care_group,
+    competence,
     policy_loss,
     signal_weights,
     weighted_sample,
@@ -225,7 +226,7 @@ class CARETrainer:
             rolls = [Rollout.from_episode(e) for e in eps]
             hist = self.tracker.get(task)
             rate = sum(r.success for r in rolls) / len(rolls)
-            kappa = rate if hist is None else self.cfg.competence_ema * hist + (1 - self.cfg.competence_ema) * rate
+            kappa = competence(hist, rate, self.cfg.competence_ema)
             sched = self.controller.choose(kappa, {"iteration": self.iteration}) if self.cfg.care else None
             res = care_group(rolls, self.cfg, history=hist, schedule=sched, efficiency_scale=self.guard.scale)
             self.tracker.update(task, res.competence)
@@ -250,9 +251,9 @@ class CARETrainer:
             self.controller.refresh({k: v for k, v in self.history[-1].items() if not isinstance(v, list)})
         seed = cfg.seed * 1_000_003 + self.iteration
         screen: dict[str, float] = {}
+        anchored = cfg.greedy_anchor or cfg.screen_tasks > 0  # each group's first attempt is greedy
         if cfg.screen_tasks:
             groups, screen = self.screened_groups(seed)
-            anchor: GreedyAnchor | None = GreedyAnchor()
         else:
             anchor = GreedyAnchor() if cfg.greedy_anchor else None
             groups = rollout_groups(self.draw_tasks(), self.planner(seed=seed, greedy_rows=anchor), cfg.group_size,
@@ -313,7 +314,7 @@ class CARETrainer:
             "iteration": self.iteration,
             "mode": "care" if cfg.care else "grpo",
             "success": sum(bool(e.verdict and e.verdict.success) for e in eps_all) / n_eps,
-            **(_anchor_success(groups) if anchor is not None and groups else {}),
+            **(_anchor_success(groups) if anchored and groups else {}),
             **screen,
             "reward": sum(sum(r.rewards) for r in scored) / n_eps,
             "output_tokens": sum(e.costs.output_tokens for e in eps_all) / n_eps,
@@ -350,9 +351,7 @@ class CARETrainer:
         failed = []
         for task, ep in zip(cands, greedy, strict=True):
             if ep.verdict and ep.verdict.success:
-                hist = self.tracker.get(task)
-                self.tracker.update(task, 1.0 if hist is None else self.cfg.competence_ema * hist
-                                    + (1 - self.cfg.competence_ema))
+                self.tracker.update(task, competence(self.tracker.get(task), 1.0, self.cfg.competence_ema))
             else:
                 failed.append((task, ep))
         failed = failed[:self.cfg.tasks_per_iter]
