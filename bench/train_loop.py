@@ -83,6 +83,9 @@ def main() -> int:
     ap.add_argument("--rl-screen", type=int, default=0,
                     help="both RL arms: screen this many tasks greedily per iteration and roll groups only for the "
                          "greedy failures (CAREConfig.screen_tasks)")
+    ap.add_argument("--rl-guide", action="store_true",
+                    help="both RL arms: an all-failure group gets the reference solver's episode of the task "
+                         "(CAREConfig.guide_failures)")
     ap.add_argument("--rl-sampling", default=CAREConfig.task_sampling, choices=("signal", "uniform"),
                     help="RL task draw in both arms: towards tasks whose groups mix outcomes, or uniform")
     ap.add_argument("--sft-checkpoint", default="", help="reuse this SFT checkpoint instead of training one")
@@ -131,7 +134,7 @@ def main() -> int:
     rl_kw = dict(max_minutes=args.rl_minutes, train_seeds=rl_seeds, temperature=args.rl_temperature,
                  iterations=args.rl_iterations, save_every=0, lr=args.rl_lr, kl_coef=args.rl_kl,
                  tasks_per_iter=args.rl_tasks, task_sampling=args.rl_sampling, greedy_anchor=args.rl_greedy_anchor,
-                 screen_tasks=args.rl_screen)
+                 screen_tasks=args.rl_screen, guide_failures=args.rl_guide)
     try:
         care_extra = json.loads(args.care_overrides)
         if not isinstance(care_extra, dict):
@@ -200,6 +203,7 @@ def main() -> int:
             f"{m['mode']} it={m['iteration']} success={m['success']:.2f} "
             + (f"greedy_success={m['greedy_success']:.2f} " if "greedy_success" in m else "")
             + (f"screen_success={m['screen_success']:.2f} " if "screen_success" in m else "")
+            + (f"guided={m['guided']} " if "guided" in m else "")
             + f"reward={m['reward']:.3f} "
             f"out_tokens={m['output_tokens']:.1f} calls={m['tool_calls']:.2f} kept={m['groups_kept']} "
             f"kl={m['kl']:.4f} schedules={json.dumps(m['schedules'])} s={m['iteration_s']:.1f}", flush=True))

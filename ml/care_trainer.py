@@ -188,6 +188,7 @@ class CARETrainer:
         self.opt = torch.optim.AdamW(self.model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay,
                                      betas=(0.9, 0.99))
         self.tasks = tasks if tasks is not None else self.default_tasks()
+        self._tasks_by_id: dict[str, Any] | None = None  # for guide_failures, built on first use
         self.eval_tasks = eval_tasks
         self.pool = EnvPool(cfg.env_mix, env_factories, seed=cfg.seed)
         self.tracker = CompetenceTracker(cfg.competence_key)
@@ -218,20 +219,43 @@ class CARETrainer:
 
     # -- one iteration ------------------------------------------------------------------------------
 
-    def score_groups(self, groups: list[list[Episode]]) -> list[GroupResult]:
-        """``care_group`` per group, with the task's competence history and the controller's schedule."""
+    def score_groups(self, groups: list[list[Episode]], own: list[int] | None = None) -> list[GroupResult]:
+        """``care_group`` per group, with the task's competence history and the controller's schedule.
+        ``own[i]``: how many of group i's first episodes are the policy's attempts (the rest are reference
+        demonstrations, ``guide_failures``); competence, and so the schedule, comes from those alone."""
         results = []
-        for eps in groups:
+        for i, eps in enumerate(groups):
             task = eps[0].task
             rolls = [Rollout.from_episode(e) for e in eps]
+            mine = rolls[:own[i]] if own is not None else rolls
             hist = self.tracker.get(task)
-            rate = sum(r.success for r in rolls) / len(rolls)
-            kappa = competence(hist, rate, self.cfg.competence_ema)
+            kappa = competence(hist, sum(r.success for r in mine) / len(mine), self.cfg.competence_ema)
             sched = self.controller.choose(kappa, {"iteration": self.iteration}) if self.cfg.care else None
             res = care_group(rolls, self.cfg, history=hist, schedule=sched, efficiency_scale=self.guard.scale)
-            self.tracker.update(task, res.competence)
+            self.tracker.update(task, kappa)
             results.append(res)
         return results
+
+    def guided(self, groups: list[list[Episode]]) -> tuple[list[list[Episode]], list[int]]:
+        """``guide_failures``: every group whose attempts all fail, with the reference solver's episode of the same
+        task instance appended when the verifier passes it. Returns the groups and, per group, how many
+        of its episodes are the policy's own."""
+        from harness.episode import run_episodes
+        from harness.reference import ReferenceSolver
+
+        own = [len(g) for g in groups]
+        failed = [i for i, g in enumerate(groups) if not any(_solved(e) for e in g)]
+        if not failed:
+            return groups, own
+        if self._tasks_by_id is None:
+            self._tasks_by_id = {t.id: t for t in self.tasks}
+        demos = run_episodes([self._tasks_by_id[groups[i][0].task["id"]] for i in failed], ReferenceSolver(),
+                             batch_size=len(failed), env_factory=self.pool.draw)
+        out = list(groups)
+        for i, demo in zip(failed, demos, strict=True):
+            if _solved(demo):
+                out[i] = [*groups[i], demo]
+        return out, own
 
     def draw_tasks(self, k: int | None = None) -> list[Any]:
         """This iteration's tasks (``k``, default ``tasks_per_iter``): uniform, or (``task_sampling="signal"``)
@@ -258,8 +282,12 @@ class CARETrainer:
             anchor = GreedyAnchor() if cfg.greedy_anchor else None
             groups = rollout_groups(self.draw_tasks(), self.planner(seed=seed, greedy_rows=anchor), cfg.group_size,
                                     self.pool)
+        rolled = groups  # the policy's own attempts, which the rollout metrics describe
+        own = None
+        if cfg.guide_failures:
+            groups, own = self.guided(rolled)
         t_roll = time.perf_counter() - t0
-        scored = self.score_groups(groups)
+        scored = self.score_groups(groups, own)
         batch: list[list[tuple[Encoded, float]]] = []  # per episode: its sequences, each with the advantage
         for eps, res in zip(groups, scored, strict=True):
             if res.dropped:
@@ -307,16 +335,17 @@ class CARETrainer:
             for k in stats:
                 stats[k] /= max(1, len(chunks) * cfg.ppo_epochs)
         self.iteration += 1
-        eps_all = [e for g in groups for e in g]
+        eps_all = [e for g in rolled for e in g]
         n_eps = max(1, len(eps_all))  # a screened iteration whose greedy attempts all succeed rolls no group
         kept = [r for r in scored if not r.dropped]
         m: dict[str, Any] = {
             "iteration": self.iteration,
             "mode": "care" if cfg.care else "grpo",
-            "success": sum(bool(e.verdict and e.verdict.success) for e in eps_all) / n_eps,
-            **(_anchor_success(groups) if anchored and groups else {}),
+            "success": sum(_solved(e) for e in eps_all) / n_eps,
+            **(_anchor_success(rolled) if anchored and rolled else {}),
             **screen,
-            "reward": sum(sum(r.rewards) for r in scored) / n_eps,
+            **({"guided": sum(len(g) > n for g, n in zip(groups, own, strict=True))} if own is not None else {}),
+            "reward": sum(sum(r.rewards[:len(g)]) for g, r in zip(rolled, scored, strict=True)) / n_eps,
             "output_tokens": sum(e.costs.output_tokens for e in eps_all) / n_eps,
             "reasoning_tokens": sum(e.costs.reasoning_tokens for e in eps_all) / n_eps,
             "tool_calls": sum(e.costs.total_tool_calls for e in eps_all) / n_eps,
@@ -350,7 +379,7 @@ class CARETrainer:
         greedy = run_episodes(cands, self.planner(temperature=0.0), batch_size=len(cands), env_factory=self.pool.draw)
         failed = []
         for task, ep in zip(cands, greedy, strict=True):
-            if ep.verdict and ep.verdict.success:
+            if _solved(ep):
                 self.tracker.update(task, competence(self.tracker.get(task), 1.0, self.cfg.competence_ema))
             else:
                 failed.append((task, ep))
@@ -358,7 +387,7 @@ class CARETrainer:
         samples = rollout_groups([t for t, _ in failed], self.planner(seed=seed), self.cfg.group_size - 1, self.pool) \
             if failed else []
         groups = [[ep, *rest] for (_, ep), rest in zip(failed, samples, strict=True)]
-        solved = sum(bool(e.verdict and e.verdict.success) for e in greedy)
+        solved = sum(_solved(e) for e in greedy)
         return groups, {"screened": len(cands), "screen_success": solved / len(cands)}
 
     def heldout_success(self) -> float:
@@ -423,10 +452,14 @@ class CARETrainer:
         self.rng.setstate((3, tuple(int(x) for x in st["rng"]), None))
 
 
+def _solved(ep: Episode) -> bool:
+    return bool(ep.verdict and ep.verdict.success)
+
+
 def _anchor_success(groups: list[list[Episode]]) -> dict[str, float]:
     """Success of the iteration's greedy attempts (each group's first, ``GreedyAnchor``) and of the sampled ones."""
     def rate(eps: list[Episode]) -> float:
-        return sum(bool(e.verdict and e.verdict.success) for e in eps) / max(1, len(eps))
+        return sum(_solved(e) for e in eps) / max(1, len(eps))
 
     return {"greedy_success": rate([g[0] for g in groups]), "sampled_success": rate([e for g in groups for e in g[1:]])}
 

@@ -347,6 +347,42 @@ def test_screened_groups_hold_only_tasks_the_greedy_attempt_fails(tokenizer, tin
         CAREConfig(tasks_per_iter=4, screen_tasks=2)
 
 
+def test_guidance_adds_the_reference_episode_to_all_failure_groups_and_trains_on_it(tokenizer, tiny_model_config):
+    from devices.virtual.registry import catalog
+    from harness.episode import run_episodes
+    from harness.reference import ReferenceSolver
+    from ml.care_trainer import CARETrainer, encode_actions, rollout_groups, token_logprobs
+    from ml.model import build_model
+
+    torch.manual_seed(0)
+    model = build_model(tiny_model_config, tokenizer)  # untrained: every attempt fails
+    tasks = [catalog().templates[t].instantiate(5) for t in ("connectivity.start_cast", "apps.default_browser")]
+    cfg = CAREConfig(care=False, iterations=1, tasks_per_iter=2, group_size=2, guide_failures=True, kl_coef=0,
+                     lr=1e-3, chat=ChatFormat(max_new_tokens=10))
+    trainer = CARETrainer(cfg, model=model, tokenizer=tokenizer, tasks=tasks)
+    groups = rollout_groups(tasks, trainer.planner(seed=0), 2, trainer.pool)
+    assert not any(e.verdict.success for g in groups for e in g)
+    guided, own = trainer.guided(groups)
+    assert own == [2, 2] and [len(g) for g in guided] == [3, 3]
+    demos = run_episodes(tasks, ReferenceSolver())
+    for g, demo in zip(guided, demos, strict=True):
+        assert g[2].verdict.success and [s.turn.raw for s in g[2].steps] == [s.turn.raw for s in demo.steps]
+
+    views = [v for d in demos for v in encode_actions(d, tokenizer, cfg)]
+
+    def demo_logp() -> float:
+        with torch.no_grad():
+            lp, mask = token_logprobs(trainer.model, views, tokenizer.pad_token_id, "cpu")
+        return float((lp * mask).sum() / mask.sum())
+
+    before = demo_logp()
+    m = trainer.step()
+    # The metrics describe the policy's own attempts; competence too (no success of its own: κ = 0).
+    assert m["guided"] == 2 and m["success"] == 0.0 and m["groups_kept"] == 2 and m["updates"] == 1
+    assert all(trainer.tracker.get(t) == 0.0 for t in tasks)
+    assert demo_logp() > before + 0.01  # the update moved the policy towards the demonstrations
+
+
 def test_old_logprobs_are_the_policy_before_the_update(tokenizer, tiny_model_config, tmp_path, monkeypatch):
     """Every minibatch of every epoch is clipped against the policy as it was before the iteration's first
     optimiser step, including the first minibatch, whose old log-probs come from its own gradient pass."""
@@ -363,7 +399,7 @@ def test_old_logprobs_are_the_policy_before_the_update(tokenizer, tiny_model_con
                      lr=1e-2, chat=ChatFormat(max_new_tokens=8))
     trainer = ct.CARETrainer(cfg, init_from=init, tasks=[task])
     # A random model fails every rollout alike (a dropped group); hand the update a group with signal instead.
-    monkeypatch.setattr(trainer, "score_groups", lambda groups: [
+    monkeypatch.setattr(trainer, "score_groups", lambda groups, own=None: [
         GroupResult([1, 0, 1, 0], [1.0, -1.0, 0.5, -0.5], 0.5, 0.5, "progress", 0.0, [0] * 4, 1.0, False)
         for _ in groups])
     before = copy.deepcopy(trainer.model)
