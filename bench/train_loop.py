@@ -83,9 +83,9 @@ def main() -> int:
     ap.add_argument("--rl-screen", type=int, default=0,
                     help="both RL arms: screen this many tasks greedily per iteration and roll groups only for the "
                          "greedy failures (CAREConfig.screen_tasks)")
-    ap.add_argument("--rl-guide", action="store_true",
+    ap.add_argument("--rl-guide", choices=("off", "group", "demo"), default="off",
                     help="both RL arms: an all-failure group gets the reference solver's episode of the task "
-                         "(CAREConfig.guide_failures)")
+                         "(CAREConfig.guide)")
     ap.add_argument("--rl-sampling", default=CAREConfig.task_sampling, choices=("signal", "uniform"),
                     help="RL task draw in both arms: towards tasks whose groups mix outcomes, or uniform")
     ap.add_argument("--sft-checkpoint", default="", help="reuse this SFT checkpoint instead of training one")
@@ -134,7 +134,7 @@ def main() -> int:
     rl_kw = dict(max_minutes=args.rl_minutes, train_seeds=rl_seeds, temperature=args.rl_temperature,
                  iterations=args.rl_iterations, save_every=0, lr=args.rl_lr, kl_coef=args.rl_kl,
                  tasks_per_iter=args.rl_tasks, task_sampling=args.rl_sampling, greedy_anchor=args.rl_greedy_anchor,
-                 screen_tasks=args.rl_screen, guide_failures=args.rl_guide)
+                 screen_tasks=args.rl_screen, guide=args.rl_guide)
     try:
         care_extra = json.loads(args.care_overrides)
         if not isinstance(care_extra, dict):

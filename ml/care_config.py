@@ -11,6 +11,7 @@ from typing import Any
 
 from ml.chat import ChatFormat, raise_field_errors
 
+GUIDE_MODES = ("off", "group", "demo")  # CAREConfig.guide
 
 @dataclass(frozen=True)
 class Schedule:
@@ -87,12 +88,14 @@ class CAREConfig:
         greedy attempt of each, and rolls groups only for those the greedy attempt fails (at most
         tasks_per_iter): that greedy failure and G − 1 samples, so rollouts go where greedy decoding can
         still be fixed (``bench/rl_headroom.py``); a greedy success counts as a group rate of 1 in the
-        task's competence. guide_failures: a group whose G attempts all fail gets the reference solver's
-        episode of the same task instance as one more member (off-policy guidance, as LUFFY mixes expert
-        traces into GRPO groups), verified like any attempt and kept only if it succeeds: the task now has a
-        success to learn from instead of an all-failure group that binary success cannot use
-        (``bench/rl_headroom.py``: most greedy failures have no sampled success). Rollout metrics count
-        the policy's own attempts only. iterations: optimiser iterations (the budget); max_minutes: stop earlier on wall
+        task's competence. guide: "off" (default); else a group whose G attempts all fail gets the reference
+        solver's episode of the same task instance as one more member (off-policy guidance, as LUFFY mixes
+        expert traces into GRPO groups), verified like any attempt and kept only if it succeeds, so the task
+        has a success to learn from instead of an all-failure group that binary success cannot use
+        (``bench/rl_headroom.py``: most greedy failures have no sampled success). "group" scores the
+        guided group as it stands (the failures are pushed down beside the demonstration); "demo" keeps
+        only the demonstration's advantage (the failures get none). Rollout metrics count the policy's own
+        attempts only. iterations: optimiser iterations (the budget); max_minutes: stop earlier on wall
         time (0 = none), the whole run's: a run resumed after a crash counts the time before its checkpoint.
         train_seeds: instance seeds of the training tasks (never the held-out suite).
         env_mix: {environment kind: weight} the pool draws from ("virtual" now; real devices later).
@@ -139,7 +142,7 @@ class CAREConfig:
     top_p: float = 1.0
     greedy_anchor: bool = False
     screen_tasks: int = 0
-    guide_failures: bool = False
+    guide: str = "off"
     iterations: int = 20
     max_minutes: float = 0.0
     train_seeds: tuple[int, ...] = tuple(range(1000, 1008))
@@ -187,7 +190,7 @@ class CAREConfig:
             e["std_floor_min"] = "must be > 0"
         if not self.std_floor_success >= 0:
             e["std_floor_success"] = "must be >= 0"
-        for name in ("success_adv_nonneg", "greedy_anchor", "guide_failures"):
+        for name in ("success_adv_nonneg", "greedy_anchor"):
             if not isinstance(getattr(self, name), bool):
                 e[name] = "must be true or false"
         if not self.eps > 0:
@@ -214,6 +217,8 @@ class CAREConfig:
             v = getattr(self, name)
             if not isinstance(v, int) or v < 1:
                 e[name] = f"must be a positive integer, got {v!r}"
+        if self.guide not in GUIDE_MODES:
+            e["guide"] = f"must be one of {', '.join(GUIDE_MODES)}"
         if self.task_sampling not in ("signal", "uniform"):
             e["task_sampling"] = f"must be 'signal' or 'uniform', got {self.task_sampling!r}"
         if not (isinstance(self.sampling_floor, int | float) and 0 < self.sampling_floor <= 10):

@@ -188,7 +188,7 @@ class CARETrainer:
         self.opt = torch.optim.AdamW(self.model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay,
                                      betas=(0.9, 0.99))
         self.tasks = tasks if tasks is not None else self.default_tasks()
-        self._tasks_by_id: dict[str, Any] | None = None  # for guide_failures, built on first use
+        self._tasks_by_id: dict[str, Any] | None = None  # for guide, built on first use
         self.eval_tasks = eval_tasks
         self.pool = EnvPool(cfg.env_mix, env_factories, seed=cfg.seed)
         self.tracker = CompetenceTracker(cfg.competence_key)
@@ -222,7 +222,7 @@ class CARETrainer:
     def score_groups(self, groups: list[list[Episode]], own: list[int] | None = None) -> list[GroupResult]:
         """``care_group`` per group, with the task's competence history and the controller's schedule.
         ``own[i]``: how many of group i's first episodes are the policy's attempts (the rest are reference
-        demonstrations, ``guide_failures``); competence, and so the schedule, comes from those alone."""
+        demonstrations, ``guide``); competence, and so the schedule, comes from those alone."""
         results = []
         for i, eps in enumerate(groups):
             task = eps[0].task
@@ -237,7 +237,7 @@ class CARETrainer:
         return results
 
     def guided(self, groups: list[list[Episode]]) -> tuple[list[list[Episode]], list[int]]:
-        """``guide_failures``: every group whose attempts all fail, with the reference solver's episode of the same
+        """``guide``: every group whose attempts all fail, with the reference solver's episode of the same
         task instance appended when the verifier passes it. Returns the groups and, per group, how many
         of its episodes are the policy's own."""
         from harness.episode import run_episodes
@@ -284,15 +284,17 @@ class CARETrainer:
                                     self.pool)
         rolled = groups  # the policy's own attempts, which the rollout metrics describe
         own = None
-        if cfg.guide_failures:
+        if cfg.guide != "off":
             groups, own = self.guided(rolled)
         t_roll = time.perf_counter() - t0
         scored = self.score_groups(groups, own)
         batch: list[list[tuple[Encoded, float]]] = []  # per episode: its sequences, each with the advantage
-        for eps, res in zip(groups, scored, strict=True):
+        for i, (eps, res) in enumerate(zip(groups, scored, strict=True)):
             if res.dropped:
                 continue
-            for ep, a in zip(eps, res.advantages, strict=True):
+            # guide="demo": in a guided group only the demonstration (after the policy's own attempts) moves the policy
+            skip = own[i] if own is not None and cfg.guide == "demo" and len(eps) > own[i] else 0
+            for ep, a in zip(eps[skip:], res.advantages[skip:], strict=True):
                 if a == 0.0:  # no gradient: not worth encoding
                     continue
                 views = [(enc, a) for enc in encode_actions(ep, self.tokenizer, cfg) if sum(enc.mask)]

@@ -347,7 +347,10 @@ def test_screened_groups_hold_only_tasks_the_greedy_attempt_fails(tokenizer, tin
         CAREConfig(tasks_per_iter=4, screen_tasks=2)
 
 
-def test_guidance_adds_the_reference_episode_to_all_failure_groups_and_trains_on_it(tokenizer, tiny_model_config):
+@pytest.mark.parametrize("mode", ["group", "demo"])
+def test_guidance_adds_the_reference_episode_to_all_failure_groups_and_trains_on_it(tokenizer, tiny_model_config,
+                                                                                   monkeypatch, mode):
+    import ml.care_trainer as ct
     from devices.virtual.registry import catalog
     from harness.episode import run_episodes
     from harness.reference import ReferenceSolver
@@ -357,7 +360,7 @@ def test_guidance_adds_the_reference_episode_to_all_failure_groups_and_trains_on
     torch.manual_seed(0)
     model = build_model(tiny_model_config, tokenizer)  # untrained: every attempt fails
     tasks = [catalog().templates[t].instantiate(5) for t in ("connectivity.start_cast", "apps.default_browser")]
-    cfg = CAREConfig(care=False, iterations=1, tasks_per_iter=2, group_size=2, guide_failures=True, kl_coef=0,
+    cfg = CAREConfig(care=False, iterations=1, tasks_per_iter=2, group_size=2, guide=mode, kl_coef=0,
                      lr=1e-3, chat=ChatFormat(max_new_tokens=10))
     trainer = CARETrainer(cfg, model=model, tokenizer=tokenizer, tasks=tasks)
     groups = rollout_groups(tasks, trainer.planner(seed=0), 2, trainer.pool)
@@ -376,7 +379,11 @@ def test_guidance_adds_the_reference_episode_to_all_failure_groups_and_trains_on
         return float((lp * mask).sum() / mask.sum())
 
     before = demo_logp()
+    trained = []  # the episodes the update encodes (those with a non-zero advantage)
+    monkeypatch.setattr(ct, "encode_actions", lambda ep, *a: trained.append(ep) or encode_actions(ep, *a))
     m = trainer.step()
+    # "group": the two demonstrations and the four failures beside them; "demo": the demonstrations alone.
+    assert sorted(e.verdict.success for e in trained) == ([False] * 4 if mode == "group" else []) + [True] * 2
     # The metrics describe the policy's own attempts; competence too (no success of its own: κ = 0).
     assert m["guided"] == 2 and m["success"] == 0.0 and m["groups_kept"] == 2 and m["updates"] == 1
     assert all(trainer.tracker.get(t) == 0.0 for t in tasks)
@@ -431,10 +438,10 @@ def test_old_logprobs_are_the_policy_before_the_update(tokenizer, tiny_model_con
 def test_invalid_care_config_names_every_bad_field():
     with pytest.raises(ValueError) as err:
         CAREConfig(group_size=1, efficiency_cap=1.0, eps_low=0, w_tool_calls=0.9, temperature=0, controller="x",
-                   task_sampling="hard", sampling_floor=0, success_adv_nonneg="yes")
+                   task_sampling="hard", sampling_floor=0, success_adv_nonneg="yes", guide=True)
     assert set(err.value.field_errors) >= {"group_size", "efficiency_cap", "eps_low", "w_output_tokens",
                                            "temperature", "controller", "task_sampling", "sampling_floor",
-                                           "success_adv_nonneg"}
+                                           "success_adv_nonneg", "guide"}
     with pytest.raises(ValueError) as err:
         CAREConfig(schedules=(Schedule("a", 0.2, 1, 0, 0),))
     assert "schedules" in err.value.field_errors
