@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from ml.care_config import CAREConfig  # noqa: E402
+from ml.care_config import GUIDE_MODES, CAREConfig  # noqa: E402
 from ml.care_trainer import train_care  # noqa: E402
 from ml.chat import ChatFormat  # noqa: E402
 from ml.evaluate import EvalConfig, evaluate_checkpoint, evaluate_reference, markdown_table  # noqa: E402
@@ -83,7 +83,7 @@ def main() -> int:
     ap.add_argument("--rl-screen", type=int, default=0,
                     help="both RL arms: screen this many tasks greedily per iteration and roll groups only for the "
                          "greedy failures (CAREConfig.screen_tasks)")
-    ap.add_argument("--rl-guide", choices=("off", "group", "demo"), default="off",
+    ap.add_argument("--rl-guide", choices=GUIDE_MODES, default="off",
                     help="both RL arms: an all-failure group gets the reference solver's episode of the task "
                          "(CAREConfig.guide)")
     ap.add_argument("--rl-sampling", default=CAREConfig.task_sampling, choices=("signal", "uniform"),

@@ -13,6 +13,7 @@ from ml.chat import ChatFormat, raise_field_errors
 
 GUIDE_MODES = ("off", "group", "demo")  # CAREConfig.guide
 
+
 @dataclass(frozen=True)
 class Schedule:
     """A reward schedule: R = completion·success + progress·p − λ·efficiency_penalty (λ from ``efficiency``).
