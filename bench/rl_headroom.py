@@ -35,13 +35,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from harness.bench import suite_tasks  # noqa: E402
 from harness.episode import run_episodes  # noqa: E402
 from ml.backends import TransformersPlanner  # noqa: E402
+from ml.care_trainer import solved  # noqa: E402
 from ml.model import chat_format_of, load_checkpoint  # noqa: E402
 from ml.sft import training_tasks  # noqa: E402
-
-
-def solved(ep) -> bool:  # noqa: ANN001 - an Episode
-    return bool(ep.verdict and ep.verdict.success)
-
 
 Row = tuple[str, bool, int, int]  # (category, greedy solved, sampled successes, samples)
 

@@ -244,7 +244,7 @@ class CARETrainer:
         from harness.reference import ReferenceSolver
 
         own = [len(g) for g in groups]
-        failed = [i for i, g in enumerate(groups) if not any(_solved(e) for e in g)]
+        failed = [i for i, g in enumerate(groups) if not any(solved(e) for e in g)]
         if not failed:
             return groups, own
         if self._tasks_by_id is None:
@@ -253,7 +253,7 @@ class CARETrainer:
                              batch_size=len(failed), env_factory=self.pool.draw)
         out = list(groups)
         for i, demo in zip(failed, demos, strict=True):
-            if _solved(demo):
+            if solved(demo):
                 out[i] = [*groups[i], demo]
         return out, own
 
@@ -343,7 +343,7 @@ class CARETrainer:
         m: dict[str, Any] = {
             "iteration": self.iteration,
             "mode": "care" if cfg.care else "grpo",
-            "success": sum(_solved(e) for e in eps_all) / n_eps,
+            "success": sum(solved(e) for e in eps_all) / n_eps,
             **(_anchor_success(rolled) if anchored and rolled else {}),
             **screen,
             **({"guided": sum(len(g) > n for g, n in zip(groups, own, strict=True))} if own is not None else {}),
@@ -381,7 +381,7 @@ class CARETrainer:
         greedy = run_episodes(cands, self.planner(temperature=0.0), batch_size=len(cands), env_factory=self.pool.draw)
         failed = []
         for task, ep in zip(cands, greedy, strict=True):
-            if _solved(ep):
+            if solved(ep):
                 self.tracker.update(task, competence(self.tracker.get(task), 1.0, self.cfg.competence_ema))
             else:
                 failed.append((task, ep))
@@ -389,8 +389,8 @@ class CARETrainer:
         samples = rollout_groups([t for t, _ in failed], self.planner(seed=seed), self.cfg.group_size - 1, self.pool) \
             if failed else []
         groups = [[ep, *rest] for (_, ep), rest in zip(failed, samples, strict=True)]
-        solved = sum(_solved(e) for e in greedy)
-        return groups, {"screened": len(cands), "screen_success": solved / len(cands)}
+        n_solved = sum(solved(e) for e in greedy)
+        return groups, {"screened": len(cands), "screen_success": n_solved / len(cands)}
 
     def heldout_success(self) -> float:
         """Greedy success (percent) on a small held-out slice (the guard's measurement)."""
@@ -454,14 +454,15 @@ class CARETrainer:
         self.rng.setstate((3, tuple(int(x) for x in st["rng"]), None))
 
 
-def _solved(ep: Episode) -> bool:
+def solved(ep: Episode) -> bool:
+    """Whether the verifier passed the episode."""
     return bool(ep.verdict and ep.verdict.success)
 
 
 def _anchor_success(groups: list[list[Episode]]) -> dict[str, float]:
     """Success of the iteration's greedy attempts (each group's first, ``GreedyAnchor``) and of the sampled ones."""
     def rate(eps: list[Episode]) -> float:
-        return sum(_solved(e) for e in eps) / max(1, len(eps))
+        return sum(solved(e) for e in eps) / max(1, len(eps))
 
     return {"greedy_success": rate([g[0] for g in groups]), "sampled_success": rate([e for g in groups for e in g[1:]])}
 
