@@ -86,6 +86,12 @@ def main() -> int:
     ap.add_argument("--rl-guide", choices=GUIDE_MODES, default="off",
                     help="both RL arms: an all-failure group gets the reference solver's episode of the task "
                          "(CAREConfig.guide)")
+    ap.add_argument("--rl-seed", type=int, default=CAREConfig.seed,
+                    help="both RL arms: the seed of task draws and sampling (CAREConfig.seed); a new one repeats a "
+                         "comparison on other rollouts")
+    ap.add_argument("--rl-snapshots", default="",
+                    help="comma-separated iteration counts below --rl-iterations at which each trained arm's weights "
+                         "are also kept and evaluated (as e.g. grpo@100), so one run reads several lengths")
     ap.add_argument("--rl-sampling", default=CAREConfig.task_sampling, choices=("signal", "uniform"),
                     help="RL task draw in both arms: towards tasks whose groups mix outcomes, or uniform")
     ap.add_argument("--sft-checkpoint", default="", help="reuse this SFT checkpoint instead of training one")
@@ -116,6 +122,12 @@ def main() -> int:
         start = read_card(Path(args.reuse) / mode / "last").get("init_from") or ""
         if Path(start).resolve() != Path(args.sft_checkpoint).resolve():
             ap.error(f"the reused {mode} started from {start!r}, not from --sft-checkpoint {args.sft_checkpoint!r}")
+    try:
+        snapshots = sorted({int(n) for n in args.rl_snapshots.split(",") if n.strip()})
+    except ValueError:
+        ap.error(f"--rl-snapshots takes iteration counts, got {args.rl_snapshots!r}")
+    if any(not 0 < n < args.rl_iterations for n in snapshots):
+        ap.error(f"--rl-snapshots must lie between 0 and --rl-iterations ({args.rl_iterations}), exclusive")
     if args.sft_init and args.sft_checkpoint:
         ap.error("--sft-init trains on from a checkpoint, --sft-checkpoint reuses one as it is: give one")
     if args.sft_init and args.model != "{}":
@@ -134,7 +146,7 @@ def main() -> int:
     rl_kw = dict(max_minutes=args.rl_minutes, train_seeds=rl_seeds, temperature=args.rl_temperature,
                  iterations=args.rl_iterations, save_every=0, lr=args.rl_lr, kl_coef=args.rl_kl,
                  tasks_per_iter=args.rl_tasks, task_sampling=args.rl_sampling, greedy_anchor=args.rl_greedy_anchor,
-                 screen_tasks=args.rl_screen, guide=args.rl_guide)
+                 screen_tasks=args.rl_screen, guide=args.rl_guide, seed=args.rl_seed)
     try:
         care_extra = json.loads(args.care_overrides)
         if not isinstance(care_extra, dict):
@@ -190,6 +202,7 @@ def main() -> int:
     if args.sft_only:
         return 0
 
+    snapshot_arms: list[str] = []
     for mode in rl_arms:
         if mode not in arms:
             shutil.copytree(Path(args.reuse) / mode / "last", out / mode / "last", dirs_exist_ok=True)
@@ -198,21 +211,31 @@ def main() -> int:
             print(f"{mode}_reused checkpoint={Path(args.reuse) / mode / 'last'}", flush=True)
             continue
         extra = care_extra if mode == "care" else {}
-        cfg = CAREConfig(care=mode == "care", out_dir=str(out / mode), **rl_kw, **extra)
-        r = train_care(cfg, init_from=sft_path, on_metrics=lambda m: print(
-            f"{m['mode']} it={m['iteration']} success={m['success']:.2f} "
-            + (f"greedy_success={m['greedy_success']:.2f} " if "greedy_success" in m else "")
-            + (f"screen_success={m['screen_success']:.2f} " if "screen_success" in m else "")
-            + (f"guided={m['guided']} " if "guided" in m else "")
-            + f"reward={m['reward']:.3f} "
-            f"out_tokens={m['output_tokens']:.1f} calls={m['tool_calls']:.2f} kept={m['groups_kept']} "
-            f"kl={m['kl']:.4f} schedules={json.dumps(m['schedules'])} s={m['iteration_s']:.1f}", flush=True))
+
+        def log(m: dict) -> None:
+            print(f"{m['mode']} it={m['iteration']} success={m['success']:.2f} "
+                  + (f"greedy_success={m['greedy_success']:.2f} " if "greedy_success" in m else "")
+                  + (f"screen_success={m['screen_success']:.2f} " if "screen_success" in m else "")
+                  + (f"guided={m['guided']} " if "guided" in m else "")
+                  + f"reward={m['reward']:.3f} "
+                  f"out_tokens={m['output_tokens']:.1f} calls={m['tool_calls']:.2f} kept={m['groups_kept']} "
+                  f"kl={m['kl']:.4f} schedules={json.dumps(m['schedules'])} s={m['iteration_s']:.1f}", flush=True)
+
+        # Each stage resumes the previous one's checkpoint (CARETrainer resumes out_dir/last); the wall budget
+        # counts the whole run.
+        for stop in (*snapshots, args.rl_iterations):
+            cfg = CAREConfig(care=mode == "care", out_dir=str(out / mode), **{**rl_kw, "iterations": stop}, **extra)
+            r = train_care(cfg, init_from=sft_path, on_metrics=log)
+            if stop != args.rl_iterations:
+                shutil.copytree(out / mode / "last", out / f"{mode}@{stop}" / "last", dirs_exist_ok=True)
+                snapshot_arms.append(f"{mode}@{stop}")
+                times[f"{mode}@{stop}"] = r.seconds
         times[mode] = r.seconds
         print(f"{mode}_done iterations={r.iterations} wall_s={r.seconds:.1f}", flush=True)
 
     reports = [evaluate_reference(ecfg)]
     reports[0].planner = "reference"
-    for name in ("sft", *rl_arms):
+    for name in ("sft", *snapshot_arms, *rl_arms):
         rep = evaluate_checkpoint(str(out / name / "last"), ecfg)
         rep.planner = name
         reports.append(rep)
@@ -229,12 +252,17 @@ def main() -> int:
     if not rl_arms:
         print(f"total_wall_s={time.perf_counter() - t_all:.1f}")
         return 0
-    grpo, care = reports[2].mean, reports[3].mean
-    print(f"care_minus_sft={care['overall'] - sft['overall']:.2f} (target >= 5)")
-    tok_cut = cut(care['mean_output_tokens'], grpo['mean_output_tokens'])
-    call_cut = cut(care['mean_tool_calls'], grpo['mean_tool_calls'])
-    print(f"care_vs_grpo output_tokens_cut={tok_cut:+.1f}% (target >= +25%) tool_calls_cut={call_cut:+.1f}% "
-          f"(target >= +15%) overall_diff={care['overall'] - grpo['overall']:+.2f} (target >= -1)")
+    by_name = {rep.planner: rep.mean for rep in reports}
+    for at in (*sorted({name.partition("@")[2] for name in snapshot_arms}), ""):
+        grpo, care = by_name.get(f"grpo@{at}" if at else "grpo"), by_name.get(f"care@{at}" if at else "care")
+        if grpo is None or care is None:
+            continue
+        tag = f"@{at}" if at else ""
+        print(f"care{tag}_minus_sft={care['overall'] - sft['overall']:.2f} (target >= 5)")
+        tok_cut = cut(care['mean_output_tokens'], grpo['mean_output_tokens'])
+        call_cut = cut(care['mean_tool_calls'], grpo['mean_tool_calls'])
+        print(f"care_vs_grpo{tag} output_tokens_cut={tok_cut:+.1f}% (target >= +25%) tool_calls_cut={call_cut:+.1f}% "
+              f"(target >= +15%) overall_diff={care['overall'] - grpo['overall']:+.2f} (target >= -1)")
     print(f"total_wall_s={time.perf_counter() - t_all:.1f}")
     return 0
 

@@ -1,0 +1,93 @@
+"""How cheap can a success on the held-out suite be, counted in the planner's own tokens?
+
+The CARE target asks for 25% fewer output tokens and 15% fewer tool calls than plain GRPO. This script
+measures what the tasks themselves allow: the reference solver's episodes (every one a verified success)
+in each reference style and with the reasoning dropped altogether, costed as ``ml.evaluate`` costs any
+planner: "out tokens" on the shared scale the targets use (``episode_costs``), "model tokens" re-counted
+with a checkpoint's tokenizer exactly as ``ml.backends.TransformersPlanner`` counts a model's turns (the
+rendered turn plus the closing ``<|im_end|>``). The verifier judges actions, not reasoning, so the
+reasoning-free reference is still a success: its cost is the floor for a planner that takes the
+reference's actions. With ``--against``, checkpoints are evaluated on the same slices and each row says
+how far above that floor it sits.
+
+    .venv/bin/python bench/cost_floor.py --seeds 3 --against var/bench/demo150/grpo/last
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from harness.context import Context  # noqa: E402
+from harness.contract import PlannerTurn  # noqa: E402
+from harness.parse import THINK_CLOSE, THINK_OPEN, render_turn  # noqa: E402
+from harness.reference import ReferenceSolver, ReferenceStyle  # noqa: E402
+from ml.backends import _reasoning_tokens  # noqa: E402
+from ml.chat import IM_END  # noqa: E402
+from ml.evaluate import EvalConfig, evaluate, evaluate_checkpoint  # noqa: E402
+
+
+class Recounted:
+    """The reference solver with every turn's cost counted in ``tokenizer``'s tokens (reasoning optionally dropped)."""
+
+    def __init__(self, style: ReferenceStyle, tokenizer: Any, *, drop_reasoning: bool = False):
+        self.solver = ReferenceSolver(style)
+        self.tokenizer = tokenizer
+        self.drop_reasoning = drop_reasoning
+        self.think_ids = (tokenizer.convert_tokens_to_ids(THINK_OPEN), tokenizer.convert_tokens_to_ids(THINK_CLOSE))
+        self.name = self.solver.name + (" without reasoning" if drop_reasoning else "")
+
+    def generate(self, contexts: list[Context]) -> list[PlannerTurn]:
+        turns = self.solver.generate(contexts)
+        for turn in turns:
+            if self.drop_reasoning:
+                turn.reasoning = ""
+            body = self.tokenizer.encode(render_turn(turn), add_special_tokens=False)
+            turn.output_tokens = len(body) + len(self.tokenizer.encode(IM_END, add_special_tokens=False))
+            turn.reasoning_tokens = _reasoning_tokens(body, *self.think_ids)
+        return turns
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", type=int, default=3,
+                    help="evaluation seeds (the held-out slices of bench/train_loop.py)")
+    ap.add_argument("--per-category", type=int, default=25)
+    ap.add_argument("--tokenizer", default="bench/checkpoints/sft-cpu", help="the checkpoint whose tokens count")
+    ap.add_argument("--against", nargs="*", default=[], help="checkpoints to evaluate on the same slices")
+    args = ap.parse_args()
+
+    from ml.model import load_checkpoint
+
+    _, tok = load_checkpoint(args.tokenizer)
+    cfg = EvalConfig(seeds=tuple(range(args.seeds)), per_category=args.per_category)
+    arms = [(ReferenceStyle(), False), (ReferenceStyle(), True), (ReferenceStyle(reasoning="verbose"), False),
+            (ReferenceStyle(redundant_checks=True), False)]
+    rows = []
+    for style, drop in arms:
+        rep = evaluate(lambda seed, s=style, d=drop: Recounted(s, tok, drop_reasoning=d), cfg)
+        rows.append((rep.planner, rep.mean))
+    for path in args.against:
+        rep = evaluate_checkpoint(path, cfg)
+        rows.append((path, rep.mean))
+    floor = rows[1][1]
+    print("| planner | Overall | out tokens | model tokens | tool calls | tokens / floor | calls / floor |")
+    print("|---|---|---|---|---|---|---|")
+    for name, m in rows:
+        print(f"| {name} | {m['overall']:.2f} | {m['mean_output_tokens']:.1f} | {m['mean_model_tokens']:.1f} "
+              f"| {m['mean_tool_calls']:.2f} | {m['mean_output_tokens'] / floor['mean_output_tokens']:.2f} "
+              f"| {m['mean_tool_calls'] / floor['mean_tool_calls']:.2f} |")
+    for name, m in rows[4:]:
+        need_tok, need_calls = 0.75 * m["mean_output_tokens"], 0.85 * m["mean_tool_calls"]
+        print(f"against {name}: the CARE target asks for <= {need_tok:.1f} tokens "
+              f"({need_tok / floor['mean_output_tokens']:.2f} x the floor) and <= {need_calls:.2f} calls "
+              f"({need_calls / floor['mean_tool_calls']:.2f} x the floor)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
