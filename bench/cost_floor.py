@@ -1,14 +1,14 @@
 """How cheap can a success on the held-out suite be, counted in the planner's own tokens?
 
 The CARE target asks for 25% fewer output tokens and 15% fewer tool calls than plain GRPO. This script
-measures what the tasks themselves allow: the reference solver's episodes (every one a verified success)
-in each reference style and with the reasoning dropped altogether, costed as ``ml.evaluate`` costs any
-planner: "out tokens" on the shared scale the targets use (``episode_costs``), "model tokens" re-counted
-with a checkpoint's tokenizer exactly as ``ml.backends.TransformersPlanner`` counts a model's turns (the
-rendered turn plus the closing ``<|im_end|>``). The verifier judges actions, not reasoning, so the
-reasoning-free reference is still a success: its cost is the floor for a planner that takes the
-reference's actions. With ``--against``, checkpoints are evaluated on the same slices and each row says
-how far above that floor it sits.
+measures what the tasks themselves allow: the reference solver's episodes (every one a verified success) in
+each reference style, "none" (the same actions without any reasoning) included, costed as ``ml.evaluate``
+costs any planner: "out tokens" on the shared scale the targets use (``episode_costs``), "model tokens"
+re-counted with a checkpoint's tokenizer exactly as ``ml.backends.TransformersPlanner`` counts a model's
+turns (the rendered turn plus the closing ``<|im_end|>``). The verifier judges actions, not reasoning, so
+the reasoning-free reference is still a success: its cost is the floor for a planner that takes the
+reference's actions. With ``--against``, checkpoints are evaluated on the same slices and each row says how
+far above that floor it sits.
 
     .venv/bin/python bench/cost_floor.py --seeds 3 --against var/bench/demo150/grpo/last
 """
@@ -32,20 +32,17 @@ from ml.evaluate import EvalConfig, evaluate, evaluate_checkpoint  # noqa: E402
 
 
 class Recounted:
-    """The reference solver with every turn's cost counted in ``tokenizer``'s tokens (reasoning optionally dropped)."""
+    """The reference solver with every turn's cost counted in ``tokenizer``'s tokens."""
 
-    def __init__(self, style: ReferenceStyle, tokenizer: Any, *, drop_reasoning: bool = False):
+    def __init__(self, style: ReferenceStyle, tokenizer: Any):
         self.solver = ReferenceSolver(style)
         self.tokenizer = tokenizer
-        self.drop_reasoning = drop_reasoning
         self.think_ids = (tokenizer.convert_tokens_to_ids(THINK_OPEN), tokenizer.convert_tokens_to_ids(THINK_CLOSE))
-        self.name = self.solver.name + (" without reasoning" if drop_reasoning else "")
+        self.name = self.solver.name
 
     def generate(self, contexts: list[Context]) -> list[PlannerTurn]:
         turns = self.solver.generate(contexts)
         for turn in turns:
-            if self.drop_reasoning:
-                turn.reasoning = ""
             body = self.tokenizer.encode(render_turn(turn), add_special_tokens=False)
             turn.output_tokens = len(body) + len(self.tokenizer.encode(IM_END, add_special_tokens=False))
             turn.reasoning_tokens = _reasoning_tokens(body, *self.think_ids)
@@ -65,11 +62,11 @@ def main() -> int:
 
     _, tok = load_checkpoint(args.tokenizer)
     cfg = EvalConfig(seeds=tuple(range(args.seeds)), per_category=args.per_category)
-    arms = [(ReferenceStyle(), False), (ReferenceStyle(), True), (ReferenceStyle(reasoning="verbose"), False),
-            (ReferenceStyle(redundant_checks=True), False)]
+    styles = [ReferenceStyle(), ReferenceStyle(reasoning="none"), ReferenceStyle(reasoning="verbose"),
+              ReferenceStyle(redundant_checks=True)]
     rows = []
-    for style, drop in arms:
-        rep = evaluate(lambda seed, s=style, d=drop: Recounted(s, tok, drop_reasoning=d), cfg)
+    for style in styles:
+        rep = evaluate(lambda seed, s=style: Recounted(s, tok), cfg)
         rows.append((rep.planner, rep.mean))
     for path in args.against:
         rep = evaluate_checkpoint(path, cfg)

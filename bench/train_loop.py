@@ -33,6 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from harness.reference import ReferenceStyle  # noqa: E402
 from ml.care_config import GUIDE_MODES, CAREConfig  # noqa: E402
 from ml.care_trainer import train_care  # noqa: E402
 from ml.chat import ChatFormat  # noqa: E402
@@ -60,7 +61,8 @@ def main() -> int:
     ap.add_argument("--all-styles", action="store_true",
                     help="play every instance in all four reference styles instead of one style per instance")
     ap.add_argument("--style-weights", default="0.55,0.1,0.2,0.15",
-                    help="shares of the concise, verbose, redundant-checks and mistake styles (one per instance)")
+                    help="shares of the concise, verbose, redundant-checks and mistake styles (one per instance), "
+                         "optionally a fifth: the reasoning-free style (the same actions, no reasoning)")
     ap.add_argument("--swap-share", type=float, default=SFTConfig.swap_share,
                     help="share of SFT episodes with their task values swapped for invented ones (ml.augment)")
     ap.add_argument("--value-weight", type=float, default=SFTConfig.value_weight,
@@ -122,6 +124,8 @@ def main() -> int:
         start = read_card(Path(args.reuse) / mode / "last").get("init_from") or ""
         if Path(start).resolve() != Path(args.sft_checkpoint).resolve():
             ap.error(f"the reused {mode} started from {start!r}, not from --sft-checkpoint {args.sft_checkpoint!r}")
+    if len(args.style_weights.split(",")) not in (4, 5):
+        ap.error(f"--style-weights takes four or five shares, got {args.style_weights!r}")
     try:
         snapshots = sorted({int(n) for n in args.rl_snapshots.split(",") if n.strip()})
     except ValueError:
@@ -177,8 +181,9 @@ def main() -> int:
         # A continuation keeps its parent's tokenizer (and model size).
         tok = None if args.sft_init else build_tokenizer(TokenizerConfig())
         weights = None if args.all_styles else [float(w) for w in args.style_weights.split(",")]
-        eps = reference_episodes(training_tasks(sft_seeds), rotate=not args.all_styles,
-                                 weights=weights)
+        played = [ReferenceStyle(), ReferenceStyle("verbose"), ReferenceStyle(redundant_checks=True),
+                  ReferenceStyle(mistake=True), ReferenceStyle("none")][:len(weights) if weights else 4]
+        eps = reference_episodes(training_tasks(sft_seeds), played, rotate=not args.all_styles, weights=weights)
         styles = Counter(e.planner for e in eps)
         print(f"data episodes={len(eps)} styles={dict(styles)} tokenizer_vocab={len(tok) if tok else 'parent'} "
               f"prep_s={time.perf_counter() - t0:.1f}", flush=True)

@@ -20,12 +20,12 @@ from harness.context import Context
 from harness.contract import PlannerTurn, ToolCall, ToolSpec
 from harness.parse import estimate_tokens, render_turn
 
-REASONING_STYLES = ("concise", "verbose")
+REASONING_STYLES = ("concise", "verbose", "none")  # "none": the same actions with no reasoning at all
 
 
 @dataclass(frozen=True)
 class ReferenceStyle:
-    reasoning: str = "concise"  # concise | verbose
+    reasoning: str = "concise"  # concise | verbose | none
     redundant_checks: bool = False  # a read-only status query of the domain before the first action
     mistake: bool = False  # one call missing a required argument (400), then the corrected call
 
@@ -172,6 +172,7 @@ def _play(task: Task, style: ReferenceStyle) -> Generator[PlannerTurn, Context, 
     fragile = {f.get("tool") for f in task.faults}
     fragile |= {c.tool for item in plan if isinstance(item, Act) and item.may_fail for c in item.calls}
     verbose = style.reasoning == "verbose"
+    silent = style.reasoning == "none"
     labels: dict[str, dict[str, Any]] = {}
     names: dict[str, str] = {}
     counter = 0
@@ -187,7 +188,7 @@ def _play(task: Task, style: ReferenceStyle) -> Generator[PlannerTurn, Context, 
 
     def act_turn(ctx: Context, think: str, calls: list[ToolCall]) -> PlannerTurn:
         nonlocal first
-        text = _verbose(ctx, think, calls, names, first) if verbose else think
+        text = "" if silent else _verbose(ctx, think, calls, names, first) if verbose else think
         first = False
         for c in calls:
             names[c.id] = c.name
@@ -197,7 +198,7 @@ def _play(task: Task, style: ReferenceStyle) -> Generator[PlannerTurn, Context, 
     for item in plan:
         if isinstance(item, Say):
             think = item.think or ("" if not verbose else "Report the outcome.")
-            text = _verbose(ctx, think, [], names, first) if verbose else think
+            text = "" if silent else _verbose(ctx, think, [], names, first) if verbose else think
             first = False
             ctx = yield _turn(text, [], item.text)
             continue

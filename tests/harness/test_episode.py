@@ -14,7 +14,8 @@ from harness.planner import DoNothingPlanner, ScriptedPlanner
 from harness.reference import ReferenceSolver, ReferenceStyle
 
 TEMPLATES = sorted(catalog().templates)
-STYLES = [ReferenceStyle(), ReferenceStyle("verbose", redundant_checks=True, mistake=True)]
+STYLES = [ReferenceStyle(), ReferenceStyle("verbose", redundant_checks=True, mistake=True),
+          ReferenceStyle("none", redundant_checks=True, mistake=True)]
 
 
 def call(name: str, **args) -> ToolCall:

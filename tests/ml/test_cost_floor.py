@@ -29,7 +29,7 @@ def test_reasoning_free_reference_still_succeeds_and_costs_less():
     _, tok = load_checkpoint(SHIPPED)
     tasks = suite_tasks("pa-sim", "test", 3)
     full = run_episodes(tasks, Recounted(ReferenceStyle(), tok))
-    bare = run_episodes(tasks, Recounted(ReferenceStyle(), tok, drop_reasoning=True))
+    bare = run_episodes(tasks, Recounted(ReferenceStyle(reasoning="none"), tok))
     assert all(e.verdict.success for e in full) and all(e.verdict.success for e in bare)
     for f, b in zip(full, bare, strict=True):
         assert [c.call.key() for s in f.steps for c in s.calls] == [c.call.key() for s in b.steps for c in s.calls]
