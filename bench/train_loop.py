@@ -207,6 +207,15 @@ def main() -> int:
     if args.sft_only:
         return 0
 
+    def log_rl(m: dict) -> None:
+        print(f"{m['mode']} it={m['iteration']} success={m['success']:.2f} "
+              + (f"greedy_success={m['greedy_success']:.2f} " if "greedy_success" in m else "")
+              + (f"screen_success={m['screen_success']:.2f} " if "screen_success" in m else "")
+              + (f"guided={m['guided']} " if "guided" in m else "")
+              + f"reward={m['reward']:.3f} "
+              f"out_tokens={m['output_tokens']:.1f} calls={m['tool_calls']:.2f} kept={m['groups_kept']} "
+              f"kl={m['kl']:.4f} schedules={json.dumps(m['schedules'])} s={m['iteration_s']:.1f}", flush=True)
+
     snapshot_arms: list[str] = []
     for mode in rl_arms:
         if mode not in arms:
@@ -216,21 +225,13 @@ def main() -> int:
             print(f"{mode}_reused checkpoint={Path(args.reuse) / mode / 'last'}", flush=True)
             continue
         extra = care_extra if mode == "care" else {}
-
-        def log(m: dict) -> None:
-            print(f"{m['mode']} it={m['iteration']} success={m['success']:.2f} "
-                  + (f"greedy_success={m['greedy_success']:.2f} " if "greedy_success" in m else "")
-                  + (f"screen_success={m['screen_success']:.2f} " if "screen_success" in m else "")
-                  + (f"guided={m['guided']} " if "guided" in m else "")
-                  + f"reward={m['reward']:.3f} "
-                  f"out_tokens={m['output_tokens']:.1f} calls={m['tool_calls']:.2f} kept={m['groups_kept']} "
-                  f"kl={m['kl']:.4f} schedules={json.dumps(m['schedules'])} s={m['iteration_s']:.1f}", flush=True)
-
         # Each stage resumes the previous one's checkpoint (CARETrainer resumes out_dir/last); the wall budget
-        # counts the whole run.
+        # counts the whole run, and a stage it cut short ends the arm.
         for stop in (*snapshots, args.rl_iterations):
             cfg = CAREConfig(care=mode == "care", out_dir=str(out / mode), **{**rl_kw, "iterations": stop}, **extra)
-            r = train_care(cfg, init_from=sft_path, on_metrics=log)
+            r = train_care(cfg, init_from=sft_path, on_metrics=log_rl)
+            if r.iterations < stop:
+                break
             if stop != args.rl_iterations:
                 shutil.copytree(out / mode / "last", out / f"{mode}@{stop}" / "last", dirs_exist_ok=True)
                 snapshot_arms.append(f"{mode}@{stop}")
@@ -258,11 +259,10 @@ def main() -> int:
         print(f"total_wall_s={time.perf_counter() - t_all:.1f}")
         return 0
     by_name = {rep.planner: rep.mean for rep in reports}
-    for at in (*sorted({name.partition("@")[2] for name in snapshot_arms}), ""):
-        grpo, care = by_name.get(f"grpo@{at}" if at else "grpo"), by_name.get(f"care@{at}" if at else "care")
+    for tag in (*(f"@{n}" for n in snapshots), ""):
+        grpo, care = by_name.get(f"grpo{tag}"), by_name.get(f"care{tag}")
         if grpo is None or care is None:
             continue
-        tag = f"@{at}" if at else ""
         print(f"care{tag}_minus_sft={care['overall'] - sft['overall']:.2f} (target >= 5)")
         tok_cut = cut(care['mean_output_tokens'], grpo['mean_output_tokens'])
         call_cut = cut(care['mean_tool_calls'], grpo['mean_tool_calls'])
