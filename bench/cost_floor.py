@@ -26,7 +26,7 @@ from harness.context import Context  # noqa: E402
 from harness.contract import PlannerTurn  # noqa: E402
 from harness.parse import THINK_CLOSE, THINK_OPEN, render_turn  # noqa: E402
 from harness.reference import ReferenceSolver, ReferenceStyle  # noqa: E402
-from ml.backends import _reasoning_tokens  # noqa: E402
+from ml.backends import count_reasoning_tokens  # noqa: E402
 from ml.chat import IM_END  # noqa: E402
 from ml.evaluate import EvalConfig, evaluate, evaluate_checkpoint  # noqa: E402
 
@@ -38,14 +38,15 @@ class Recounted:
         self.solver = ReferenceSolver(style)
         self.tokenizer = tokenizer
         self.think_ids = (tokenizer.convert_tokens_to_ids(THINK_OPEN), tokenizer.convert_tokens_to_ids(THINK_CLOSE))
+        self.end_tokens = len(tokenizer.encode(IM_END, add_special_tokens=False))
         self.name = self.solver.name
 
     def generate(self, contexts: list[Context]) -> list[PlannerTurn]:
         turns = self.solver.generate(contexts)
         for turn in turns:
             body = self.tokenizer.encode(render_turn(turn), add_special_tokens=False)
-            turn.output_tokens = len(body) + len(self.tokenizer.encode(IM_END, add_special_tokens=False))
-            turn.reasoning_tokens = _reasoning_tokens(body, *self.think_ids)
+            turn.output_tokens = len(body) + self.end_tokens
+            turn.reasoning_tokens = count_reasoning_tokens(body, *self.think_ids)
         return turns
 
 
@@ -78,7 +79,7 @@ def main() -> int:
         print(f"| {name} | {m['overall']:.2f} | {m['mean_output_tokens']:.1f} | {m['mean_model_tokens']:.1f} "
               f"| {m['mean_tool_calls']:.2f} | {m['mean_output_tokens'] / floor['mean_output_tokens']:.2f} "
               f"| {m['mean_tool_calls'] / floor['mean_tool_calls']:.2f} |")
-    for name, m in rows[4:]:
+    for name, m in rows[len(styles):]:
         need_tok, need_calls = 0.75 * m["mean_output_tokens"], 0.85 * m["mean_tool_calls"]
         print(f"against {name}: the CARE target asks for <= {need_tok:.1f} tokens "
               f"({need_tok / floor['mean_output_tokens']:.2f} x the floor) and <= {need_calls:.2f} calls "

@@ -33,7 +33,7 @@ from harness.parse import THINK_CLOSE, THINK_OPEN, parse_turn
 from ml.chat import IM_END, ChatFormat, encode_prompt
 
 
-def _reasoning_tokens(ids: list[int], open_id: int, close_id: int) -> int:
+def count_reasoning_tokens(ids: list[int], open_id: int, close_id: int) -> int:
     """Tokens strictly between ``<think>`` and ``</think>`` (to the end if never closed)."""
     if open_id not in ids:
         return 0
@@ -99,7 +99,7 @@ class TransformersPlanner:
         text = self.tokenizer.decode(body, skip_special_tokens=False, clean_up_tokenization_spaces=False)
         turn = parse_turn(text)
         turn.output_tokens = len(ids)
-        turn.reasoning_tokens = _reasoning_tokens(body, *self.think_ids)
+        turn.reasoning_tokens = count_reasoning_tokens(body, *self.think_ids)
         return turn
 
     def generate_ids(self, prompts: list[list[int]], max_new_tokens: int | None = None,
@@ -203,7 +203,7 @@ class VllmPlanner:
             turn = parse_turn(self.tokenizer.decode(body, skip_special_tokens=False,
                                                     clean_up_tokenization_spaces=False))
             turn.output_tokens = len(ids)
-            turn.reasoning_tokens = _reasoning_tokens(body, *self.think_ids)
+            turn.reasoning_tokens = count_reasoning_tokens(body, *self.think_ids)
             turns.append(turn)
         return turns
 
@@ -352,7 +352,7 @@ class ServedCheckpointPlanner(_EndpointPlanner):
         # The closing <|im_end|> is generated but not returned as text; it counts, as in TransformersPlanner.
         stopped = choice.get("finish_reason") == "stop"
         turn.output_tokens = int((reply.get("usage") or {}).get("completion_tokens") or len(body) + stopped)
-        turn.reasoning_tokens = _reasoning_tokens(body, *self.think_ids)
+        turn.reasoning_tokens = count_reasoning_tokens(body, *self.think_ids)
         return turn
 
 
