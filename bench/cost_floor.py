@@ -57,14 +57,19 @@ def main() -> int:
     ap.add_argument("--per-category", type=int, default=25)
     ap.add_argument("--tokenizer", default="bench/checkpoints/sft-cpu", help="the checkpoint whose tokens count")
     ap.add_argument("--against", nargs="*", default=[], help="checkpoints to evaluate on the same slices")
+    ap.add_argument("--styles", nargs="+", default=["concise", "none", "verbose", "checks"],
+                    help="reference styles by label (ReferenceStyle.from_label, e.g. verbose+checks+verify); "
+                         "the cheapest is the floor")
     args = ap.parse_args()
+    try:
+        styles = [ReferenceStyle.from_label(label) for label in args.styles]
+    except ValueError as e:
+        ap.error(str(e))
 
     from ml.model import load_checkpoint
 
     _, tok = load_checkpoint(args.tokenizer)
     cfg = EvalConfig(seeds=tuple(range(args.seeds)), per_category=args.per_category)
-    styles = [ReferenceStyle(), ReferenceStyle(reasoning="none"), ReferenceStyle(reasoning="verbose"),
-              ReferenceStyle(redundant_checks=True)]
     rows = []
     for style in styles:
         rep = evaluate(lambda seed, s=style: Recounted(s, tok), cfg)
@@ -72,7 +77,7 @@ def main() -> int:
     for path in args.against:
         rep = evaluate_checkpoint(path, cfg)
         rows.append((path, rep.mean))
-    floor = rows[1][1]
+    floor = min((m for _, m in rows[:len(styles)]), key=lambda m: m["mean_output_tokens"])
     print("| planner | Overall | out tokens | model tokens | tool calls | tokens / floor | calls / floor |")
     print("|---|---|---|---|---|---|---|")
     for name, m in rows:

@@ -45,6 +45,29 @@ from ml.tokenizer import TokenizerConfig, build_tokenizer  # noqa: E402
 
 ARMS = ("grpo", "care")
 
+# The positional --style-weights shares, in order (a fifth share is optional).
+LEGACY_STYLES = (ReferenceStyle(), ReferenceStyle("verbose"), ReferenceStyle(redundant_checks=True),
+                 ReferenceStyle(mistake=True), ReferenceStyle("none"))
+
+
+def parse_style_weights(text: str) -> list[tuple[ReferenceStyle, float]]:
+    """``--style-weights``: four or five positional shares (``LEGACY_STYLES``) or ``label:share`` pairs."""
+    items = [x.strip() for x in text.split(",") if x.strip()]
+    if any(":" in x for x in items):
+        pairs = [x.rsplit(":", 1) for x in items]
+        if any(len(p) != 2 for p in pairs):
+            raise ValueError(f"give every style as label:share, got {text!r}")
+        mix = [(ReferenceStyle.from_label(label), float(w)) for label, w in pairs]
+        if len({s for s, _ in mix}) != len(mix):
+            raise ValueError("a style is named twice")
+    elif len(items) in (4, 5):
+        mix = [(LEGACY_STYLES[i], float(w)) for i, w in enumerate(items)]
+    else:
+        raise ValueError(f"takes four or five shares or label:share pairs, got {text!r}")
+    if any(w < 0 for _, w in mix) or not sum(w for _, w in mix) > 0:
+        raise ValueError("shares are non-negative and not all zero")
+    return mix
+
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -62,7 +85,9 @@ def main() -> int:
                     help="play every instance in all four reference styles instead of one style per instance")
     ap.add_argument("--style-weights", default="0.55,0.1,0.2,0.15",
                     help="shares of the concise, verbose, redundant-checks and mistake styles (one per instance), "
-                         "optionally a fifth: the reasoning-free style (the same actions, no reasoning)")
+                         "optionally a fifth: the reasoning-free style (the same actions, no reasoning); or "
+                         "label:share pairs naming any styles (ReferenceStyle.from_label), e.g. "
+                         "'verbose+checks+verify:0.5,concise:0.2,none:0.3'")
     ap.add_argument("--swap-share", type=float, default=SFTConfig.swap_share,
                     help="share of SFT episodes with their task values swapped for invented ones (ml.augment)")
     ap.add_argument("--value-weight", type=float, default=SFTConfig.value_weight,
@@ -124,8 +149,10 @@ def main() -> int:
         start = read_card(Path(args.reuse) / mode / "last").get("init_from") or ""
         if Path(start).resolve() != Path(args.sft_checkpoint).resolve():
             ap.error(f"the reused {mode} started from {start!r}, not from --sft-checkpoint {args.sft_checkpoint!r}")
-    if len(args.style_weights.split(",")) not in (4, 5):
-        ap.error(f"--style-weights takes four or five shares, got {args.style_weights!r}")
+    try:
+        style_mix = parse_style_weights(args.style_weights)
+    except ValueError as e:
+        ap.error(f"--style-weights: {e}")
     try:
         snapshots = sorted({int(n) for n in args.rl_snapshots.split(",") if n.strip()})
     except ValueError:
@@ -180,9 +207,8 @@ def main() -> int:
     else:
         # A continuation keeps its parent's tokenizer (and model size).
         tok = None if args.sft_init else build_tokenizer(TokenizerConfig())
-        weights = None if args.all_styles else [float(w) for w in args.style_weights.split(",")]
-        played = [ReferenceStyle(), ReferenceStyle("verbose"), ReferenceStyle(redundant_checks=True),
-                  ReferenceStyle(mistake=True), ReferenceStyle("none")][:len(weights) if weights else 4]
+        played = [s for s, _ in style_mix] if not args.all_styles else LEGACY_STYLES[:4]
+        weights = None if args.all_styles else [w for _, w in style_mix]
         eps = reference_episodes(training_tasks(sft_seeds), played, rotate=not args.all_styles, weights=weights)
         styles = Counter(e.planner for e in eps)
         print(f"data episodes={len(eps)} styles={dict(styles)} tokenizer_vocab={len(tok) if tok else 'parent'} "

@@ -3,12 +3,14 @@
 It plays the plan's ``Act``/``Say`` items turn by turn, resolving ``R`` references from earlier
 results and polling ``until`` calls one per step. A style knob varies the trajectories it produces
 as cold-start data: concise or verbose reasoning, a redundant read-only status check before the
-first action, and a recoverable mistake (a call missing a required argument, then the correction).
+first action, a read-only check after each change that it took effect (as a cautious teacher's
+traces do), and a recoverable mistake (a call missing a required argument, then the correction).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +30,7 @@ class ReferenceStyle:
     reasoning: str = "concise"  # concise | verbose | none
     redundant_checks: bool = False  # a read-only status query of the domain before the first action
     mistake: bool = False  # one call missing a required argument (400), then the corrected call
+    verify: bool = False  # a read-only status query of the domain after each successful change
 
     def __post_init__(self) -> None:
         if self.reasoning not in REASONING_STYLES:
@@ -37,8 +40,22 @@ class ReferenceStyle:
     def label(self) -> str:
         parts = [self.reasoning] if self.reasoning != "concise" else []
         parts += ["checks"] if self.redundant_checks else []
+        parts += ["verify"] if self.verify else []
         parts += ["mistake"] if self.mistake else []
         return ",".join(parts)
+
+    @classmethod
+    def from_label(cls, label: str) -> ReferenceStyle:
+        """The inverse of ``label`` ("" or "concise" is the default style; parts in any order, joined by
+        "," or "+"), e.g. ``"verbose+checks+verify"``."""
+        parts = [p.strip() for p in re.split(r"[,+]", label) if p.strip() and p.strip() != "concise"]
+        knobs = {"checks": "redundant_checks", "verify": "verify", "mistake": "mistake"}
+        reasoning = [p for p in parts if p in REASONING_STYLES]
+        unknown = [p for p in parts if p not in knobs and p not in REASONING_STYLES]
+        if unknown or len(reasoning) > 1 or len(set(parts)) != len(parts):
+            raise ValueError(f"style {label!r}: parts are one of {', '.join(REASONING_STYLES)} and any of "
+                             f"{', '.join(knobs)}, each once")
+        return cls(reasoning[0] if reasoning else "concise", **{knobs[p]: True for p in parts if p in knobs})
 
 
 class ReferenceSolver:
@@ -167,6 +184,8 @@ def _play(task: Task, style: ReferenceStyle) -> Generator[PlannerTurn, Context, 
     spare = task.budget - steps_needed
     want_check = style.redundant_checks and spare >= 2
     want_mistake = style.mistake and spare >= 3
+    # Checks after changes spend what the other extras leave, keeping one spare step.
+    verify_left = spare - 1 - want_check - want_mistake if style.verify else 0
     # Tools the plan expects to fail anyway (faults, probes): a slip there would stack failures of
     # one tool and turn a clean recovery into a repeated-failure trace.
     fragile = {f.get("tool") for f in task.faults}
@@ -235,6 +254,12 @@ def _play(task: Task, style: ReferenceStyle) -> Generator[PlannerTurn, Context, 
                 if c.until is not None and not _holds(c.until, res) and tries[id(c)] < c.max_tries:
                     waiting.append(c)
             pending = waiting
+            if not pending and verify_left > 0 and _mutates(item):
+                probe = _status_tool(ctx, item, task)
+                if probe is not None and all(ctx.results.get(tc.id, {}).get("success") for tc in calls):
+                    verify_left -= 1
+                    ctx = yield act_turn(ctx, "Confirm that the change took effect.", ids([(probe, {})]))
+                break
             think = (
                 f"{', '.join(c.tool for c in pending)} has not finished yet; check again."
                 if len(pending) == 1 else "Some operations have not finished yet; check them again."

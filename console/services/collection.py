@@ -53,14 +53,17 @@ def planner_build(*, planner: Any) -> Any:
         raise ValueError("planner must be an object with a 'kind': reference, endpoint or checkpoint.")
     kind = planner["kind"]
     if kind == "reference":
+        from dataclasses import fields
+
         from harness.reference import ReferenceSolver, ReferenceStyle
 
+        known = [f.name for f in fields(ReferenceStyle)]
         style = planner.get("style") or {}
         if not isinstance(style, dict):
-            raise ValueError("planner.style must be an object: reasoning, redundant_checks, mistake.")
-        unknown = sorted(set(style) - {"reasoning", "redundant_checks", "mistake"})
+            raise ValueError(f"planner.style must be an object: {', '.join(known)}.")
+        unknown = sorted(set(style) - set(known))
         if unknown:
-            raise ValueError(f"Unknown reference style keys {unknown}; known: reasoning, redundant_checks, mistake.")
+            raise ValueError(f"Unknown reference style keys {unknown}; known: {', '.join(known)}.")
         try:
             return ReferenceSolver(ReferenceStyle(**style))
         except (TypeError, ValueError) as exc:

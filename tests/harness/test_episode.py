@@ -15,7 +15,8 @@ from harness.reference import ReferenceSolver, ReferenceStyle
 
 TEMPLATES = sorted(catalog().templates)
 STYLES = [ReferenceStyle(), ReferenceStyle("verbose", redundant_checks=True, mistake=True),
-          ReferenceStyle("none", redundant_checks=True, mistake=True)]
+          ReferenceStyle("none", redundant_checks=True, mistake=True),
+          ReferenceStyle.from_label("verbose+checks+verify")]
 
 
 def call(name: str, **args) -> ToolCall:
@@ -42,6 +43,32 @@ def test_style_knobs_change_the_trajectory():
     codes = [c.result.code for s in fancy.steps for c in s.calls if not c.result.success]
     assert 400 in codes
     assert ReferenceSolver(mistake=True).name == "reference[mistake]"
+
+
+def test_verify_checks_each_change_read_only():
+    tools = catalog().tools
+    task = catalog().templates["connectivity.start_cast"].instantiate(2)
+    plain = run_episode(task, ReferenceSolver())
+    checked = run_episode(task, ReferenceSolver(verify=True))
+    assert checked.verdict.success
+    confirms = [i for i, s in enumerate(checked.steps) if s.turn.reasoning == "Confirm that the change took effect."]
+    assert confirms and checked.costs.total_tool_calls == plain.costs.total_tool_calls + len(confirms)
+    for i in confirms:
+        (probe,) = checked.steps[i].calls
+        assert tools[probe.call.name].spec.read_only and probe.result.success
+        assert any(not tools[c.call.name].spec.read_only for c in checked.steps[i - 1].calls)
+
+
+@pytest.mark.parametrize("label", ["", "concise", "verbose+checks+verify", "none,mistake", "checks+verify"])
+def test_style_labels_round_trip(label):
+    style = ReferenceStyle.from_label(label)
+    assert ReferenceStyle.from_label(style.label) == style
+
+
+@pytest.mark.parametrize("label", ["loud", "verbose+none", "checks+checks"])
+def test_bad_style_labels_are_refused(label):
+    with pytest.raises(ValueError, match="parts are one of"):
+        ReferenceStyle.from_label(label)
 
 
 def assert_openai_chat(messages: list[dict], tools: list[dict]) -> None:

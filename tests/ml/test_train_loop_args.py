@@ -1,0 +1,46 @@
+"""``bench/train_loop.py --style-weights``: the positional shares keep their meaning; label:share pairs name any
+reference style; bad mixes are refused with a reason."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from harness.reference import ReferenceStyle
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _parse():
+    spec = importlib.util.spec_from_file_location("train_loop", ROOT / "bench" / "train_loop.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.parse_style_weights
+
+
+def test_positional_shares_are_concise_verbose_checks_mistake_then_none():
+    mix = _parse()("0.3,0.1,0.2,0.15,0.25")
+    assert [s.label for s, _ in mix] == ["", "verbose", "checks", "mistake", "none"]
+    assert [w for _, w in mix] == [0.3, 0.1, 0.2, 0.15, 0.25]
+    assert len(_parse()("0.55,0.1,0.2,0.15")) == 4
+
+
+def test_label_pairs_name_combined_styles():
+    mix = _parse()("checks+verify:0.5, verbose+checks+verify:0.1,concise:0.15,none:0.25")
+    assert mix[0] == (ReferenceStyle(redundant_checks=True, verify=True), 0.5)
+    assert mix[1][0] == ReferenceStyle("verbose", redundant_checks=True, verify=True)
+    assert [w for _, w in mix] == [0.5, 0.1, 0.15, 0.25]
+
+
+@pytest.mark.parametrize("text, why", [
+    ("0.5,0.5", "four or five shares"),
+    ("concise:1,verify", "label:share"),
+    ("concise:1,concise:2", "named twice"),
+    ("concise:0,none:0", "not all zero"),
+    ("loud:1", "parts are one of"),
+])
+def test_bad_mixes_are_refused(text, why):
+    with pytest.raises(ValueError, match=why):
+        _parse()(text)
