@@ -113,6 +113,8 @@ def test_home_screen_steps_show_the_touched_domains_app_without_changing_state()
 
 def test_planner_descriptions_are_checked():
     assert planner_build(planner={"kind": "reference", "style": {"mistake": True}}).name == "reference[mistake]"
+    verify = planner_build(planner={"kind": "reference", "style": {"reasoning": "none", "verify": True}})
+    assert verify.name == "reference[none,verify]"
     assert planner_build(planner={"kind": "endpoint", "url": "http://127.0.0.1:9/v1", "model": "m"}).name == "openai[m]"
     for bad, message in [
         ({}, "kind"), ({"kind": "oracle"}, "Unknown planner kind"),
