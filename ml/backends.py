@@ -120,25 +120,34 @@ class TransformersPlanner:
         pos = (attn.cumsum(-1) - 1).clamp(min=0)  # (B, T): RoPE positions ignore the left padding
         ids, attn, pos = ids.to(self.device), attn.to(self.device), pos.to(self.device)
         gen: list[list[int]] = [[] for _ in range(B)]
-        done = torch.zeros(B, dtype=torch.bool, device=self.device)
+        live = list(range(B))  # the prompt index of each row still decoding
         argmax_rows = torch.tensor(greedy, dtype=torch.bool, device=self.device) if greedy else None
         was_training = self.model.training
         self.model.eval()
         try:
             with torch.inference_mode():
-                out = self.model(input_ids=ids, attention_mask=attn, position_ids=pos,
-                                 past_key_values=DynamicCache(), use_cache=True)
-                nxt_pos = pos[:, -1:] + 1  # (B, 1)
+                cache = DynamicCache()
+                out = self.model(input_ids=ids, attention_mask=attn, position_ids=pos, past_key_values=cache,
+                                 use_cache=True)
+                nxt_pos = pos[:, -1:] + 1  # (b, 1)
                 for _ in range(max_new):
-                    tok = self._pick(out.logits[:, -1, :], argmax_rows)  # (B,)
-                    for i in torch.nonzero(~done).flatten().tolist():
-                        gen[i].append(int(tok[i]))
-                    done |= tok == self.eos_id
-                    if bool(done.all()):
+                    tok = self._pick(out.logits[:, -1, :], argmax_rows)  # (b,)
+                    for j, t in enumerate(tok.tolist()):
+                        gen[live[j]].append(t)
+                    finished = tok == self.eos_id
+                    if bool(finished.all()):
                         break
-                    attn = torch.cat([attn, torch.ones((B, 1), dtype=attn.dtype, device=self.device)], dim=1)
+                    if bool(finished.any()):
+                        # Rows that are done leave the batch (and the KV cache): turns end at very different
+                        # lengths, and decoding the finished ones until the longest ends wastes most steps.
+                        keep = torch.nonzero(~finished).flatten()
+                        cache.batch_select_indices(keep)
+                        tok, attn, nxt_pos = tok[keep], attn[keep], nxt_pos[keep]
+                        argmax_rows = argmax_rows[keep] if argmax_rows is not None else None
+                        live = [live[k] for k in keep.tolist()]
+                    attn = torch.cat([attn, torch.ones((len(live), 1), dtype=attn.dtype, device=self.device)], dim=1)
                     out = self.model(input_ids=tok[:, None], attention_mask=attn, position_ids=nxt_pos,
-                                     past_key_values=out.past_key_values, use_cache=True)
+                                     past_key_values=cache, use_cache=True)
                     nxt_pos = nxt_pos + 1
         finally:
             self.model.train(was_training)
@@ -149,8 +158,8 @@ class TransformersPlanner:
         return gen
 
     def _pick(self, logits: Any, argmax_rows: Any | None = None) -> Any:
-        """Next tokens (B,): argmax when greedy, else a draw; rows marked in ``argmax_rows`` (B,) take the
-        argmax either way (every row still draws, so the generator's stream does not depend on the marks)."""
+        """Next tokens (b,): argmax when greedy, else a draw; rows marked in ``argmax_rows`` (b,) take the
+        argmax either way (every live row still draws, so a marked row takes no draw from its neighbours)."""
         import torch
 
         if self.temperature <= 0:

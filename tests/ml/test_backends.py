@@ -35,6 +35,22 @@ def test_batched_greedy_equals_sequential(tokenizer, tiny_model_config):
     assert all(0 < t.output_tokens <= 12 for t in batched)
 
 
+def test_rows_that_finish_early_leave_the_batch_without_changing_the_others():
+    """The shipped (trained) weights end their turns at different lengths, so rows leave the batch and its
+    KV cache mid-decode; each row's turn is still what it decodes alone."""
+    from pathlib import Path
+
+    planner = TransformersPlanner.from_pretrained(Path(__file__).resolve().parents[2] / "bench/checkpoints/sft-cpu")
+    ctxs = _contexts(6)
+    batched = planner.generate(ctxs)
+    assert len({t.output_tokens for t in batched}) > 1  # the rows did finish at different steps
+    assert all(t.raw and t.output_tokens < planner.fmt.max_new_tokens for t in batched)  # each ended on its own
+    assert [t.raw for t in batched] == [planner.generate([c])[0].raw for c in ctxs]
+    sampler = TransformersPlanner(planner.model, planner.tokenizer, fmt=planner.fmt, temperature=1.0, seed=5)
+    twice = TransformersPlanner(planner.model, planner.tokenizer, fmt=planner.fmt, temperature=1.0, seed=5)
+    assert [t.raw for t in sampler.generate(ctxs)] == [t.raw for t in twice.generate(ctxs)]  # seeded: reproducible
+
+
 def test_greedy_rows_take_the_argmax_inside_a_sampling_batch(tokenizer, tiny_model_config):
     model = build_model(tiny_model_config, tokenizer)
     ctxs = _contexts(3) * 2  # each context twice: once greedy, once sampled
