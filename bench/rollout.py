@@ -9,6 +9,8 @@ own (``run_episode``) with a planner that calls Hugging Face ``model.generate`` 
 a time (KV cache too). Prints ``batched_tokens_per_s=`` and ``sequential_tokens_per_s=`` (generated
 tokens per wall second) and their ratio (target >= 3 at batch 32). Without ``--checkpoint`` the
 model is a freshly initialised default ``ModelConfig`` (every turn then runs to the token budget).
+With trained weights (``--checkpoint bench/checkpoints/sft-cpu``) turns end at different lengths; finished
+rows leave the batch (stop 30: median ratio 2.84 over three runs, 2.01 before; 5.8-7.7 untrained).
 """
 
 from __future__ import annotations
