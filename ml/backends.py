@@ -159,7 +159,8 @@ class TransformersPlanner:
 
     def _pick(self, logits: Any, argmax_rows: Any | None = None) -> Any:
         """Next tokens (b,): argmax when greedy, else a draw; rows marked in ``argmax_rows`` (b,) take the
-        argmax either way (every live row still draws, so a marked row takes no draw from its neighbours)."""
+        argmax either way. Every live row draws, so a mark changes no other row's draw while the same rows are
+        live; once a row finishes and leaves the batch, the later draws of the rows left follow the new batch."""
         import torch
 
         if self.temperature <= 0:
