@@ -23,6 +23,7 @@ from harness.contract import PlannerTurn, ToolCall, ToolSpec
 from harness.parse import estimate_tokens, render_turn
 
 REASONING_STYLES = ("concise", "verbose", "none")  # "none": the same actions with no reasoning at all
+LABEL_KNOBS = {"checks": "redundant_checks", "verify": "verify", "mistake": "mistake"}  # label part -> field
 
 
 @dataclass(frozen=True)
@@ -39,23 +40,20 @@ class ReferenceStyle:
     @property
     def label(self) -> str:
         parts = [self.reasoning] if self.reasoning != "concise" else []
-        parts += ["checks"] if self.redundant_checks else []
-        parts += ["verify"] if self.verify else []
-        parts += ["mistake"] if self.mistake else []
-        return ",".join(parts)
+        return ",".join(parts + [part for part, knob in LABEL_KNOBS.items() if getattr(self, knob)])
 
     @classmethod
     def from_label(cls, label: str) -> ReferenceStyle:
         """The inverse of ``label`` ("" or "concise" is the default style; parts in any order, joined by
         "," or "+"), e.g. ``"verbose+checks+verify"``."""
         parts = [p.strip() for p in re.split(r"[,+]", label) if p.strip() and p.strip() != "concise"]
-        knobs = {"checks": "redundant_checks", "verify": "verify", "mistake": "mistake"}
         reasoning = [p for p in parts if p in REASONING_STYLES]
-        unknown = [p for p in parts if p not in knobs and p not in REASONING_STYLES]
+        unknown = [p for p in parts if p not in LABEL_KNOBS and p not in REASONING_STYLES]
         if unknown or len(reasoning) > 1 or len(set(parts)) != len(parts):
             raise ValueError(f"style {label!r}: parts are one of {', '.join(REASONING_STYLES)} and any of "
-                             f"{', '.join(knobs)}, each once")
-        return cls(reasoning[0] if reasoning else "concise", **{knobs[p]: True for p in parts if p in knobs})
+                             f"{', '.join(LABEL_KNOBS)}, each once")
+        return cls(reasoning[0] if reasoning else "concise",
+                   **{LABEL_KNOBS[p]: True for p in parts if p in LABEL_KNOBS})
 
 
 class ReferenceSolver:
@@ -254,16 +252,16 @@ def _play(task: Task, style: ReferenceStyle) -> Generator[PlannerTurn, Context, 
                 if c.until is not None and not _holds(c.until, res) and tries[id(c)] < c.max_tries:
                     waiting.append(c)
             pending = waiting
-            if not pending and verify_left > 0 and _mutates(item):
-                probe = _status_tool(ctx, item, task)
-                if probe is not None and all(ctx.results.get(tc.id, {}).get("success") for tc in calls):
-                    verify_left -= 1
-                    ctx = yield act_turn(ctx, "Confirm that the change took effect.", ids([(probe, {})]))
-                break
             think = (
                 f"{', '.join(c.tool for c in pending)} has not finished yet; check again."
                 if len(pending) == 1 else "Some operations have not finished yet; check them again."
             )
+        # ``calls``: the act's last turn (its final poll, for one that waits).
+        if verify_left > 0 and _mutates(item) and all(ctx.results.get(c.id, {}).get("success") for c in calls):
+            probe = _status_tool(ctx, item, task)
+            if probe is not None:
+                verify_left -= 1
+                ctx = yield act_turn(ctx, "Confirm that the change took effect.", ids([(probe, {})]))
     while True:  # the plan is over; anything further is answered politely
         ctx = yield _turn("", [], "Done.")
 
