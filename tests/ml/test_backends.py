@@ -51,6 +51,52 @@ def test_rows_that_finish_early_leave_the_batch_without_changing_the_others():
     assert [t.raw for t in sampler.generate(ctxs)] == [t.raw for t in twice.generate(ctxs)]  # seeded: reproducible
 
 
+def test_prefill_and_buffered_cache_give_the_logits_of_each_row_alone(tokenizer, tiny_model_config):
+    """Prompts of different lengths prefill in unpadded groups into one buffered cache; after rows leave and the
+    padding no live row needs is dropped (then no mask at all), every row's next-token logits are still those of
+    that row decoded alone with transformers' own cache."""
+    import torch
+    from transformers import DynamicCache
+
+    model = build_model(tiny_model_config, tokenizer).eval()
+    planner = TransformersPlanner(model, tokenizer)
+    prompts = [list(range(5, 25)), list(range(30, 44)), list(range(50, 61)), list(range(70, 84))]  # 20, 14, 11, 14
+    steps = [[7, 8, 9, 10], [11, 12, 13, 14], [15, 16, 17, 18], [19, 20, 21, 22]]  # tokens fed after the prompt
+
+    def alone(i: int) -> list[torch.Tensor]:
+        cache, ids, out = DynamicCache(), torch.tensor([prompts[i]]), []
+        for t in [None, *steps[i]]:
+            x = ids if t is None else torch.tensor([[t]])
+            out.append(model(input_ids=x, past_key_values=cache, use_cache=True).logits[0, -1])
+        return out
+
+    expected = [alone(i) for i in range(4)]
+    T = 20
+    with torch.inference_mode():
+        cache, logits = planner._prefill(prompts, T, room=len(steps[0]))
+        attn = torch.tensor([[0] * (T - len(p)) + [1] * len(p) for p in prompts])
+        pos = torch.tensor([[len(p)] for p in prompts])
+        live = [0, 1, 2, 3]
+        for k in range(len(steps[0])):
+            for j, i in enumerate(live):
+                torch.testing.assert_close(logits[j], expected[i][k], atol=1e-5, rtol=1e-5)
+            if k == 1:  # the unpadded and the longest-padded rows leave; 6 leading positions are padding for both left
+                keep = torch.tensor([1, 3])
+                cache.batch_select_indices(keep)
+                attn, pos, live = attn[keep][:, 6:], pos[keep], [1, 3]
+                for layer in cache.layers:
+                    layer.drop_front(6)
+                assert bool(attn.all())
+            tok = torch.tensor([[steps[i][k]] for i in live])
+            mask = None if live == [1, 3] else torch.cat([attn, torch.ones((len(live), 1), dtype=attn.dtype)], 1)
+            attn = mask if mask is not None else attn
+            logits = model(input_ids=tok, attention_mask=mask, position_ids=pos, past_key_values=cache,
+                           use_cache=True).logits[:, -1]
+            pos = pos + 1
+        with pytest.raises(RuntimeError, match="KV buffer full"):
+            cache.layers[0].update(*(torch.zeros((2, 2, 1, 1)),) * 2)
+
+
 def test_greedy_rows_take_the_argmax_inside_a_sampling_batch(tokenizer, tiny_model_config):
     model = build_model(tiny_model_config, tokenizer)
     ctxs = _contexts(3) * 2  # each context twice: once greedy, once sampled
