@@ -134,8 +134,9 @@ class TransformersPlanner:
                     finished = tok == self.eos_id
                     if bool(finished.all()):
                         break
-                    if step == 0 or bool(finished.any()):
-                        if bool(finished.any()):
+                    some_done = bool(finished.any())
+                    if step == 0 or some_done:
+                        if some_done:
                             # Rows that are done leave the batch (and the KV cache): turns end at very different
                             # lengths, and decoding the finished ones until the longest ends wastes most steps.
                             keep = torch.nonzero(~finished).flatten()
@@ -170,8 +171,8 @@ class TransformersPlanner:
         Prompts of one length run as one unpadded forward pass (RoPE positions 0..len-1, plain causal attention,
         the last position's logits only); their keys and values are then placed right-aligned in zero-filled
         (B, ...) buffers whose padding the attention mask hides. A single padded pass over every prompt computes
-        the same values but attends through a (B, heads, T, T) mask: on a CPU that costs 2-3x more than these
-        unpadded passes, which take the fused causal kernel."""
+        the same values but attends through a (B, heads, T, T) mask: on this 2-core CPU, 32 prompts of up to
+        525 and 768 tokens took 1.7x and 2.4-2.7x the time of these unpadded passes (the fused causal kernel)."""
         import torch
         from transformers import DynamicCache
 

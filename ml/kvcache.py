@@ -2,10 +2,11 @@
 shared left padding.
 
 transformers' ``DynamicLayer`` appends a token by concatenating it to the whole cache, so every decode step
-copies every cached key and value once more: at 32 rows of 700 positions that copy is most of a 1M-parameter
-model's step on a CPU. ``BufferLayer`` keeps keys and values in a buffer allocated for the prompt plus the turn's
-token budget and writes each new token into it; the model reads a view of the filled part. It plugs into the
-model as a layer of a plain ``transformers.Cache``, so the model's own attention code reads it unchanged.
+copies every cached key and value once more (profiled on the shipped weights, 32 episodes at batch 32 on this
+2-core CPU: 0.68 s of a 7.1 s rollout). ``BufferLayer`` keeps keys and values in a buffer allocated for the
+prompt plus the turn's token budget and writes each new token into it; the model reads a view of the filled
+part. It plugs into the model as a layer of a plain ``transformers.Cache``, so the model's own attention code
+reads it unchanged.
 """
 
 from __future__ import annotations
