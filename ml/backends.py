@@ -124,7 +124,7 @@ class TransformersPlanner:
         self.model.eval()
         try:
             with torch.inference_mode():
-                cache, logits = self._prefill(prompts, T, max_new)
+                cache, logits = self._prefill(prompts, T, max_new - 1)  # the last token needs no forward pass
                 nxt_pos = torch.tensor([[len(p)] for p in prompts], dtype=torch.long, device=self.device)  # (b, 1)
                 dropped = 0  # leading cache positions dropped (padding of every live row)
                 for step in range(max_new):
@@ -132,7 +132,7 @@ class TransformersPlanner:
                     for j, t in enumerate(tok.tolist()):
                         gen[live[j]].append(t)
                     finished = tok == self.eos_id
-                    if bool(finished.all()):
+                    if bool(finished.all()) or step == max_new - 1:
                         break
                     some_done = bool(finished.any())
                     if step == 0 or some_done:

@@ -97,6 +97,15 @@ def test_prefill_and_buffered_cache_give_the_logits_of_each_row_alone(tokenizer,
             cache.layers[0].update(*(torch.zeros((2, 2, 1, 1)),) * 2)
 
 
+def test_rows_stop_at_the_token_budget_the_cache_is_sized_for(tokenizer, tiny_model_config):
+    """The cache holds the prompt plus budget − 1 positions (the last token needs no forward pass): an untrained
+    model runs every row to the budget, one token included, without overflowing it."""
+    planner = TransformersPlanner(build_model(tiny_model_config, tokenizer), tokenizer)
+    prompts = [list(range(5, 25)), list(range(30, 41))]
+    for budget in (1, 2, 7):
+        assert [len(g) for g in planner.generate_ids(prompts, max_new_tokens=budget)] == [budget, budget]
+
+
 def test_greedy_rows_take_the_argmax_inside_a_sampling_batch(tokenizer, tiny_model_config):
     model = build_model(tiny_model_config, tokenizer)
     ctxs = _contexts(3) * 2  # each context twice: once greedy, once sampled
