@@ -11,7 +11,8 @@ tokens per wall second) and their ratio (target >= 3 at batch 32). Without ``--c
 model is a freshly initialised default ``ModelConfig`` (every turn then runs to the token budget).
 With trained weights (``--checkpoint bench/checkpoints/sft-cpu``) turns end at different lengths; finished
 rows leave the batch (stop 30: median ratio 2.84 over three runs, 2.01 before; 5.8-7.7 untrained). Stop 31:
-unpadded grouped prefill and an in-place KV cache, median 3.43 against 2.52 for stop 30's code, interleaved.
+unpadded grouped prefill and an in-place KV cache, median 3.28 against 2.36 for stop 30's code (six runs each,
+interleaved; min 3.20).
 """
 
 from __future__ import annotations
