@@ -126,7 +126,8 @@ class TransformersPlanner:
             with torch.inference_mode():
                 cache, logits = self._prefill(prompts, T, max_new - 1)  # the last token needs no forward pass
                 nxt_pos = torch.tensor([[len(p)] for p in prompts], dtype=torch.long, device=self.device)  # (b, 1)
-                dropped = 0  # leading cache positions dropped (padding of every live row)
+                # The longest prompt has no padding, so nothing leads yet; the mask is needed while a live row pads.
+                dropped, masked = 0, max(pad) > 0  # dropped: leading cache positions (padding of every live row)
                 for step in range(max_new):
                     tok = self._pick(logits, argmax_rows)  # (b,)
                     for j, t in enumerate(tok.tolist()):
@@ -134,21 +135,18 @@ class TransformersPlanner:
                     finished = tok == self.eos_id
                     if bool(finished.all()) or step == max_new - 1:
                         break
-                    some_done = bool(finished.any())
-                    if step == 0 or some_done:
-                        if some_done:
-                            # Rows that are done leave the batch (and the KV cache): turns end at very different
-                            # lengths, and decoding the finished ones until the longest ends wastes most steps.
-                            keep = torch.nonzero(~finished).flatten()
-                            cache.batch_select_indices(keep)
-                            tok, attn, nxt_pos = tok[keep], attn[keep], nxt_pos[keep]
-                            argmax_rows = argmax_rows[keep] if argmax_rows is not None else None
-                            live, pad = [live[k] for k in keep.tolist()], [pad[k] for k in keep.tolist()]
+                    if bool(finished.any()):
+                        # Rows that are done leave the batch (and the KV cache): turns end at very different
+                        # lengths, and decoding the finished ones until the longest ends wastes most steps.
+                        keep = torch.nonzero(~finished).flatten()
+                        cache.batch_select_indices(keep)
+                        tok, attn, nxt_pos = tok[keep], attn[keep], nxt_pos[keep]
+                        argmax_rows = argmax_rows[keep] if argmax_rows is not None else None
+                        live, pad = [live[k] for k in keep.tolist()], [pad[k] for k in keep.tolist()]
                         # Padding that no live row needs leaves the cache; with none left, no mask is needed.
                         lead = min(pad) - dropped
                         if lead > 0:
-                            for layer in cache.layers:
-                                layer.drop_front(lead)
+                            cache.drop_front(lead)
                             attn, dropped = attn[:, lead:], dropped + lead
                         masked = max(pad) > dropped
                     if masked:
@@ -176,7 +174,7 @@ class TransformersPlanner:
         import torch
         from transformers import DynamicCache
 
-        from ml.kvcache import buffered_cache
+        from ml.kvcache import BufferCache
 
         B = len(prompts)
         groups: dict[int, list[int]] = {}
@@ -197,7 +195,7 @@ class TransformersPlanner:
             for (k, v), layer in zip(buffers, part.layers, strict=True):
                 k[at, :, T - n:T] = layer.keys
                 v[at, :, T - n:T] = layer.values
-        return buffered_cache(buffers, T), logits
+        return BufferCache(buffers, T), logits
 
     def _pick(self, logits: Any, argmax_rows: Any | None = None) -> Any:
         """Next tokens (b,): argmax when greedy, else a draw; rows marked in ``argmax_rows`` (b,) take the

@@ -5,8 +5,8 @@ transformers' ``DynamicLayer`` appends a token by concatenating it to the whole 
 copies every cached key and value once more (profiled on the shipped weights, 32 episodes at batch 32 on this
 2-core CPU: 0.68 s of a 7.1 s rollout). ``BufferLayer`` keeps keys and values in a buffer allocated for the
 prompt plus the turn's token budget and writes each new token into it; the model reads a view of the filled
-part. It plugs into the model as a layer of a plain ``transformers.Cache``, so the model's own attention code
-reads it unchanged.
+part. It plugs into the model as a layer of a ``transformers.Cache`` (``BufferCache``), so the model's own
+attention code reads it unchanged.
 """
 
 from __future__ import annotations
@@ -52,6 +52,13 @@ class BufferLayer(DynamicLayer):
         self._view()
 
 
-def buffered_cache(buffers: list[tuple[torch.Tensor, torch.Tensor]], end: int) -> Cache:
+class BufferCache(Cache):
     """A cache over per-layer (keys, values) buffers whose first ``end`` positions are filled."""
-    return Cache(layers=[BufferLayer(k, v, end) for k, v in buffers])
+
+    def __init__(self, buffers: list[tuple[torch.Tensor, torch.Tensor]], end: int):
+        super().__init__(layers=[BufferLayer(k, v, end) for k, v in buffers])
+
+    def drop_front(self, n: int) -> None:
+        """Forget every layer's first ``n`` cached positions."""
+        for layer in self.layers:
+            layer.drop_front(n)

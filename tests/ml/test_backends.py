@@ -84,8 +84,7 @@ def test_prefill_and_buffered_cache_give_the_logits_of_each_row_alone(tokenizer,
                 keep = torch.tensor([1, 3])
                 cache.batch_select_indices(keep)
                 attn, pos, live = attn[keep][:, 6:], pos[keep], [1, 3]
-                for layer in cache.layers:
-                    layer.drop_front(6)
+                cache.drop_front(6)
                 assert bool(attn.all())
             tok = torch.tensor([[steps[i][k]] for i in live])
             mask = None if live == [1, 3] else torch.cat([attn, torch.ones((len(live), 1), dtype=attn.dtype)], 1)
