@@ -101,6 +101,8 @@ def main() -> int:
     ap.add_argument("--sft-batch-rows", type=int, default=3)
     ap.add_argument("--rl-lr", type=float, default=CAREConfig.lr,
                     help="RL learning rate (2e-4 collapsed both arms at stop 12; 1e-4 did not)")
+    ap.add_argument("--rl-epochs", type=int, default=CAREConfig.ppo_epochs,
+                    help="both RL arms: clipped passes over each iteration's rollouts (CAREConfig.ppo_epochs)")
     ap.add_argument("--rl-kl", type=float, default=CAREConfig.kl_coef,
                     help="KL weight to the SFT policy in both RL arms (0.02 let both drift to KL 0.5-0.65 at stop 16)")
     ap.add_argument("--rl-temperature", type=float, default=CAREConfig.temperature, help="rollout sampling temperature")
@@ -176,8 +178,9 @@ def main() -> int:
     # What both RL arms take from this script's flags (so --care-overrides may not set it).
     rl_kw = dict(max_minutes=args.rl_minutes, train_seeds=rl_seeds, temperature=args.rl_temperature,
                  iterations=args.rl_iterations, save_every=0, lr=args.rl_lr, kl_coef=args.rl_kl,
-                 tasks_per_iter=args.rl_tasks, task_sampling=args.rl_sampling, greedy_anchor=args.rl_greedy_anchor,
-                 screen_tasks=args.rl_screen, guide=args.rl_guide, seed=args.rl_seed)
+                 ppo_epochs=args.rl_epochs, tasks_per_iter=args.rl_tasks, task_sampling=args.rl_sampling,
+                 greedy_anchor=args.rl_greedy_anchor, screen_tasks=args.rl_screen, guide=args.rl_guide,
+                 seed=args.rl_seed)
     try:
         care_extra = json.loads(args.care_overrides)
         if not isinstance(care_extra, dict):
@@ -240,7 +243,8 @@ def main() -> int:
               + (f"guided={m['guided']} " if "guided" in m else "")
               + f"reward={m['reward']:.3f} "
               f"out_tokens={m['output_tokens']:.1f} calls={m['tool_calls']:.2f} kept={m['groups_kept']} "
-              f"kl={m['kl']:.4f} schedules={json.dumps(m['schedules'])} s={m['iteration_s']:.1f}", flush=True)
+              f"kl={m['kl']:.4f} clip={m['clip_frac']:.3f} schedules={json.dumps(m['schedules'])} "
+              f"roll_s={m['rollout_s']:.1f} s={m['iteration_s']:.1f}", flush=True)
 
     snapshot_arms: list[str] = []
     for mode in rl_arms:
