@@ -3,25 +3,19 @@ reasoning dropped) and that it counts a turn's tokens exactly as the model backe
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 from harness.bench import suite_tasks
 from harness.episode import run_episodes
 from harness.parse import render_turn
 from harness.reference import ReferenceStyle
 from ml.backends import TransformersPlanner
 from ml.model import load_checkpoint
+from tests.ml.bench_scripts import ROOT, load_bench
 
-ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "bench" / "checkpoints" / "sft-cpu"
 
 
 def _cost_floor():
-    spec = importlib.util.spec_from_file_location("cost_floor", ROOT / "bench" / "cost_floor.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_bench("cost_floor")
 
 
 def test_reasoning_free_reference_still_succeeds_and_costs_less():

@@ -3,21 +3,14 @@ reference style; bad mixes are refused with a reason."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
 from harness.reference import ReferenceStyle
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.ml.bench_scripts import load_bench
 
 
 def _parse():
-    spec = importlib.util.spec_from_file_location("train_loop", ROOT / "bench" / "train_loop.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.parse_style_weights
+    return load_bench("train_loop").parse_style_weights
 
 
 def test_positional_shares_are_concise_verbose_checks_mistake_then_none():
