@@ -43,10 +43,6 @@ from ml.care_trainer import solved  # noqa: E402
 from ml.model import chat_format_of, load_checkpoint  # noqa: E402
 
 
-def _business(step: Step) -> list[str]:
-    return [r.call.name for r in step.calls if r.kind == "business"]
-
-
 def _is_change(step: Step) -> bool:
     records = [r for r in step.calls if r.kind == "business"]
     return bool(records) and all(r.result.success for r in records) and not all(is_query(r.call.name)
@@ -54,8 +50,12 @@ def _is_change(step: Step) -> bool:
 
 
 def _is_check(step: Step) -> bool:
-    names = [r.call.name for r in step.calls]
-    return bool(names) and names == _business(step) and all(is_query(n) for n in names)
+    return bool(step.calls) and all(r.kind == "business" and is_query(r.call.name) for r in step.calls)
+
+
+def _checks(e: Episode) -> list[bool]:
+    """For each change followed by another step, whether that step checks."""
+    return [_is_check(b) for a, b in pairwise(e.steps) if _is_change(a)]
 
 
 def shares(episodes: list[Episode]) -> dict[str, float]:
@@ -74,10 +74,6 @@ def shares(episodes: list[Episode]) -> dict[str, float]:
             "out_tokens": sum(e.costs.output_tokens for e in episodes) / n}
 
 
-def _checks(e: Episode) -> list[bool]:
-    return [_is_check(b) for a, b in pairwise(e.steps) if _is_change(a)]
-
-
 def splits(groups: list[list[Episode]]) -> dict[str, float]:
     """``groups_split`` and ``split_cheaper_success`` (module docstring) over the sampled groups."""
     split = cheaper = 0
@@ -87,9 +83,8 @@ def splits(groups: list[list[Episode]]) -> dict[str, float]:
         unchecked = [e for e, m in marks if m and not any(m)]
         if checked and unchecked:
             split += 1
-            wins = [e.costs.total_tool_calls for e in checked if solved(e)]
-            cheaper += any(solved(e) and e.costs.total_tool_calls < min(wins, default=float("inf"))
-                           for e in unchecked)
+            best = min((e.costs.total_tool_calls for e in checked if solved(e)), default=float("inf"))
+            cheaper += any(solved(e) and e.costs.total_tool_calls < best for e in unchecked)
     return {"groups_split": split / max(1, len(groups)), "split_cheaper_success": cheaper / max(1, split)}
 
 
