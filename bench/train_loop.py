@@ -107,7 +107,10 @@ def main() -> int:
     ap.add_argument("--rl-kl", type=float, default=CAREConfig.kl_coef,
                     help="KL weight to the SFT policy in both RL arms (0.02 let both drift to KL 0.5-0.65 at stop 16)")
     ap.add_argument("--rl-temperature", type=float, default=CAREConfig.temperature, help="rollout sampling temperature")
-    ap.add_argument("--rl-tasks", type=int, default=4, help="tasks per RL iteration (x group size 4)")
+    ap.add_argument("--rl-tasks", type=int, default=4, help="tasks per RL iteration (x --rl-group attempts)")
+    ap.add_argument("--rl-group", type=int, default=CAREConfig.group_size,
+                    help="both RL arms: attempts per task (CAREConfig.group_size); a larger group holds more pairs "
+                         "of successes that differ in cost, the contrast CARE's efficiency term needs")
     ap.add_argument("--rl-greedy-anchor", action="store_true",
                     help="both RL arms: the first of each group's attempts decodes greedily (CAREConfig.greedy_anchor)")
     ap.add_argument("--rl-screen", type=int, default=0,
@@ -179,9 +182,9 @@ def main() -> int:
     # What both RL arms take from this script's flags (so --care-overrides may not set it).
     rl_kw = dict(max_minutes=args.rl_minutes, train_seeds=rl_seeds, temperature=args.rl_temperature,
                  iterations=args.rl_iterations, save_every=0, lr=args.rl_lr, kl_coef=args.rl_kl,
-                 ppo_epochs=args.rl_epochs, tasks_per_iter=args.rl_tasks, task_sampling=args.rl_sampling,
-                 greedy_anchor=args.rl_greedy_anchor, screen_tasks=args.rl_screen, guide=args.rl_guide,
-                 seed=args.rl_seed)
+                 ppo_epochs=args.rl_epochs, tasks_per_iter=args.rl_tasks, group_size=args.rl_group,
+                 task_sampling=args.rl_sampling, greedy_anchor=args.rl_greedy_anchor, screen_tasks=args.rl_screen,
+                 guide=args.rl_guide, seed=args.rl_seed)
     try:
         care_extra = json.loads(args.care_overrides)
         if not isinstance(care_extra, dict):
