@@ -110,7 +110,8 @@ def main() -> int:
     ap.add_argument("--rl-tasks", type=int, default=4, help="tasks per RL iteration (x --rl-group attempts)")
     ap.add_argument("--rl-group", type=int, default=CAREConfig.group_size,
                     help="both RL arms: attempts per task (CAREConfig.group_size); a larger group holds more pairs "
-                         "of successes that differ in cost, the contrast CARE's efficiency term needs")
+                         "of successes that differ in cost, the contrast CARE's efficiency term needs (8 at stop 33: "
+                         "CARE 5.1%% fewer tokens, 6.4%% fewer calls than GRPO at +1.9 points)")
     ap.add_argument("--rl-greedy-anchor", action="store_true",
                     help="both RL arms: the first of each group's attempts decodes greedily (CAREConfig.greedy_anchor)")
     ap.add_argument("--rl-screen", type=int, default=0,
