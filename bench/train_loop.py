@@ -187,6 +187,10 @@ def main() -> int:
                  task_sampling=args.rl_sampling, greedy_anchor=args.rl_greedy_anchor, screen_tasks=args.rl_screen,
                  guide=args.rl_guide, seed=args.rl_seed)
     try:
+        CAREConfig.from_dict(rl_kw)
+    except ValueError as exc:
+        ap.error(f"the RL flags: {exc}")
+    try:
         care_extra = json.loads(args.care_overrides)
         if not isinstance(care_extra, dict):
             raise ValueError("must be a JSON object of CAREConfig fields")

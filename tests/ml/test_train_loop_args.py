@@ -1,5 +1,5 @@
 """``bench/train_loop.py --style-weights``: the positional shares keep their meaning; label:share pairs name any
-reference style; bad mixes are refused with a reason."""
+reference style; bad mixes and bad RL flags are refused with a reason."""
 
 from __future__ import annotations
 
@@ -37,3 +37,15 @@ def test_label_pairs_name_combined_styles():
 def test_bad_mixes_are_refused(text, why):
     with pytest.raises(ValueError, match=why):
         _parse()(text)
+
+
+@pytest.mark.parametrize("flags, why", [
+    (["--rl-group", "1"], "group_size: must be an integer >= 2"),
+    (["--rl-tasks", "0"], "tasks_per_iter: must be a positive integer"),
+])
+def test_bad_rl_flags_are_refused_before_any_training(flags, why, monkeypatch, capsys):
+    monkeypatch.setattr("sys.argv", ["train_loop.py", *flags])
+    with pytest.raises(SystemExit) as exc:
+        load_bench("train_loop").main()
+    assert exc.value.code == 2
+    assert why in capsys.readouterr().err
