@@ -196,7 +196,7 @@ def main() -> int:
             raise ValueError("must be a JSON object of CAREConfig fields")
         if clash := sorted(set(care_extra) & {"care", "out_dir", *rl_kw}):
             raise ValueError(f"set by this script's own flags, not here: {', '.join(clash)}")
-        CAREConfig.from_dict(care_extra)
+        CAREConfig.from_dict({**rl_kw, **care_extra})  # the CARE arm's config as it will be built
     except (ValueError, TypeError) as exc:
         ap.error(f"--care-overrides: {exc}")
 
