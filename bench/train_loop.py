@@ -15,9 +15,11 @@ CARE >= SFT + 5; CARE vs GRPO: >= 25% fewer output tokens and >= 15% fewer tool 
 Overall at most 1 point lower.
 
 ``--arms care --reuse DIR --care-overrides JSON`` (with that run's ``--sft-checkpoint``)
-trains only a CARE variant and takes GRPO's checkpoint from the earlier run; ``--arms "" --reuse DIR`` re-evaluates
-an earlier run, and ``--arms ""`` alone evaluates only the reference and the SFT checkpoint (trained, reused with
-``--sft-checkpoint`` or continued with ``--sft-init``: a continuation's card adds up the SFT budgets of its lineage).
+trains only a CARE variant and takes GRPO's checkpoint from the earlier run; ``--arms grpo`` without ``--reuse``
+trains and scores GRPO alone (so a pair too long for one session can be split: GRPO now, CARE later against it);
+``--arms "" --reuse DIR`` re-evaluates an earlier run, and ``--arms ""`` alone evaluates only the reference and the
+SFT checkpoint (trained, reused with ``--sft-checkpoint`` or continued with ``--sft-init``: a continuation's card
+adds up the SFT budgets of its lineage).
 """
 
 from __future__ import annotations
@@ -136,7 +138,8 @@ def main() -> int:
     ap.add_argument("--sft-min-lr", type=float, default=SFTConfig.min_lr, help="SFT final learning rate")
     ap.add_argument("--sft-seed", type=int, default=0,
                     help="SFT data order and value swaps (give a continuation a new one, or it replays the same draws)")
-    ap.add_argument("--arms", default="grpo,care", help="the RL arms to train (grpo, care, or both)")
+    ap.add_argument("--arms", default="grpo,care",
+                    help="the RL arms to train (grpo, care, or both); one not named is scored only from --reuse")
     ap.add_argument("--reuse", default="",
                     help="an earlier --out whose checkpoints stand in for the arms not trained (same SFT checkpoint)")
     ap.add_argument("--care-overrides", default="{}",
@@ -147,8 +150,9 @@ def main() -> int:
     arms = [a for a in args.arms.split(",") if a]
     if set(arms) - set(ARMS):
         ap.error(f"--arms takes grpo and/or care, got {args.arms!r}")
-    rl_arms = ARMS if arms or args.reuse else ()  # --arms "" without --reuse: the reference and SFT only
-    if rl_arms and set(arms) != set(ARMS) and not args.sft_checkpoint:
+    # The arms trained here and, with --reuse, the others taken from it; --arms "" alone: the reference and SFT only.
+    rl_arms = tuple(a for a in ARMS if a in arms or args.reuse)
+    if set(rl_arms) - set(arms) and not args.sft_checkpoint:
         ap.error("an arm taken from --reuse needs the SFT checkpoint it started from: give --sft-checkpoint")
     for mode in set(rl_arms) - set(arms):
         if not args.reuse or not (Path(args.reuse) / mode / "last").is_dir():

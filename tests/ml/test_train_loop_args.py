@@ -49,3 +49,17 @@ def test_bad_rl_flags_are_refused_before_any_training(flags, why, monkeypatch, c
         load_bench("train_loop").main()
     assert exc.value.code == 2
     assert why in capsys.readouterr().err
+
+
+def test_one_arm_trains_alone_without_reuse_and_a_reused_arm_must_exist(tmp_path, monkeypatch, capsys):
+    # --arms grpo alone gets past the arm checks (to the RL flags' check), so a long pair can be split.
+    monkeypatch.setattr("sys.argv", ["train_loop.py", "--arms", "grpo", "--rl-tasks", "0"])
+    with pytest.raises(SystemExit):
+        load_bench("train_loop").main()
+    assert "tasks_per_iter" in capsys.readouterr().err
+    # With --reuse, the arm not named must be in it.
+    monkeypatch.setattr("sys.argv", ["train_loop.py", "--arms", "care", "--reuse", str(tmp_path),
+                                     "--sft-checkpoint", str(tmp_path)])
+    with pytest.raises(SystemExit):
+        load_bench("train_loop").main()
+    assert "grpo is not trained: --reuse must name" in capsys.readouterr().err
