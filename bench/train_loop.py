@@ -25,6 +25,7 @@ adds up the SFT budgets of its lineage).
 from __future__ import annotations
 
 import argparse
+import filecmp
 import json
 import os
 import shutil
@@ -158,8 +159,9 @@ def main() -> int:
         if not args.reuse or not (Path(args.reuse) / mode / "last").is_dir():
             ap.error(f"{mode} is not trained: --reuse must name an earlier --out that holds {mode}/last")
         start = read_card(Path(args.reuse) / mode / "last").get("init_from") or ""
-        if Path(start).resolve() != Path(args.sft_checkpoint).resolve():
-            ap.error(f"the reused {mode} started from {start!r}, not from --sft-checkpoint {args.sft_checkpoint!r}")
+        if not same_weights(start, args.sft_checkpoint):
+            ap.error(f"the reused {mode} started from {start!r}, not from --sft-checkpoint {args.sft_checkpoint!r} "
+                     "(neither the same folder nor the same weights)")
     try:
         style_mix = parse_style_weights(args.style_weights)
     except ValueError as e:
@@ -313,6 +315,16 @@ def main() -> int:
               f"(target >= +15%) overall_diff={care['overall'] - grpo['overall']:+.2f} (target >= -1)")
     print(f"total_wall_s={time.perf_counter() - t_all:.1f}")
     return 0
+
+
+def same_weights(a: str | Path, b: str | Path) -> bool:
+    """Whether two checkpoints are one: the same folder, or the same model.safetensors bytes (a run copies its SFT
+    checkpoint into its --out and trains from the copy, so arms trained by separate runs name separate copies)."""
+    a, b = Path(a), Path(b)
+    if a.resolve() == b.resolve():
+        return True
+    wa, wb = a / "model.safetensors", b / "model.safetensors"
+    return wa.is_file() and wb.is_file() and filecmp.cmp(wa, wb, shallow=False)
 
 
 def cut(new: float, base: float) -> float:

@@ -1,7 +1,9 @@
 """``bench/train_loop.py --style-weights``: the positional shares keep their meaning; label:share pairs name any
-reference style; bad mixes and bad RL flags are refused with a reason."""
+reference style; bad mixes, bad RL flags and arms that cannot be reused are refused with a reason."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
@@ -51,15 +53,33 @@ def test_bad_rl_flags_are_refused_before_any_training(flags, why, monkeypatch, c
     assert why in capsys.readouterr().err
 
 
+def _run(flags, monkeypatch, capsys) -> str:
+    monkeypatch.setattr("sys.argv", ["train_loop.py", *flags])
+    with pytest.raises(SystemExit):
+        load_bench("train_loop").main()
+    return capsys.readouterr().err
+
+
 def test_one_arm_trains_alone_without_reuse_and_a_reused_arm_must_exist(tmp_path, monkeypatch, capsys):
     # --arms grpo alone gets past the arm checks (to the RL flags' check), so a long pair can be split.
-    monkeypatch.setattr("sys.argv", ["train_loop.py", "--arms", "grpo", "--rl-tasks", "0"])
-    with pytest.raises(SystemExit):
-        load_bench("train_loop").main()
-    assert "tasks_per_iter" in capsys.readouterr().err
+    assert "tasks_per_iter" in _run(["--arms", "grpo", "--rl-tasks", "0"], monkeypatch, capsys)
     # With --reuse, the arm not named must be in it.
-    monkeypatch.setattr("sys.argv", ["train_loop.py", "--arms", "care", "--reuse", str(tmp_path),
-                                     "--sft-checkpoint", str(tmp_path)])
-    with pytest.raises(SystemExit):
-        load_bench("train_loop").main()
-    assert "grpo is not trained: --reuse must name" in capsys.readouterr().err
+    err = _run(["--arms", "care", "--reuse", str(tmp_path), "--sft-checkpoint", str(tmp_path)], monkeypatch, capsys)
+    assert "grpo is not trained: --reuse must name" in err
+
+
+def test_a_reused_arm_may_start_from_a_copy_of_the_sft_checkpoint_but_not_from_other_weights(tmp_path, monkeypatch,
+                                                                                              capsys):
+    sft, copy, other = (tmp_path / n for n in ("sft", "copy", "other"))
+    for d, weights in ((sft, b"same"), (copy, b"same"), (other, b"else")):
+        d.mkdir()
+        (d / "model.safetensors").write_bytes(weights)
+    reuse = tmp_path / "run"
+    (reuse / "grpo" / "last").mkdir(parents=True)
+    card = reuse / "grpo" / "last" / "flywheel_model.json"
+    flags = ["--arms", "care", "--reuse", str(reuse), "--rl-tasks", "0"]
+    card.write_text(json.dumps({"init_from": str(copy)}))  # trained by another run, from its own copy
+    assert "tasks_per_iter" in _run([*flags, "--sft-checkpoint", str(sft)], monkeypatch, capsys)
+    card.write_text(json.dumps({"init_from": str(other)}))
+    err = _run([*flags, "--sft-checkpoint", str(sft)], monkeypatch, capsys)
+    assert "the reused grpo started from" in err and "neither the same folder nor the same weights" in err
