@@ -274,7 +274,9 @@ def main() -> int:
         # counts the whole run, and a stage it cut short ends the arm.
         for stop in (*snapshots, args.rl_iterations):
             cfg = CAREConfig(care=mode == "care", out_dir=str(out / mode), **{**rl_kw, "iterations": stop}, **extra)
-            r = train_care(cfg, init_from=sft_path, on_metrics=log_rl)
+            # From --sft-checkpoint itself where given (the copy under --out holds the same weights), so the arm's
+            # card names a folder that outlives this run and a later run can --reuse the arm against it.
+            r = train_care(cfg, init_from=args.sft_checkpoint or sft_path, on_metrics=log_rl)
             if r.iterations < stop:
                 break
             if stop != args.rl_iterations:
