@@ -128,7 +128,8 @@ def main() -> int:
                          "comparison on other rollouts")
     ap.add_argument("--rl-snapshots", default="",
                     help="comma-separated iteration counts below --rl-iterations at which each trained arm's weights "
-                         "are also kept and evaluated (as e.g. grpo@100), so one run reads several lengths")
+                         "are also kept and evaluated (as e.g. grpo@100), so one run reads several lengths; an arm "
+                         "taken from --reuse brings its snapshots at these counts where that run kept them")
     ap.add_argument("--rl-sampling", default=CAREConfig.task_sampling, choices=("signal", "uniform"),
                     help="RL task draw in both arms: towards tasks whose groups mix outcomes, or uniform")
     ap.add_argument("--sft-checkpoint", default="", help="reuse this SFT checkpoint instead of training one")
@@ -264,10 +265,9 @@ def main() -> int:
     snapshot_arms: list[str] = []
     for mode in rl_arms:
         if mode not in arms:
-            shutil.copytree(Path(args.reuse) / mode / "last", out / mode / "last", dirs_exist_ok=True)
-            # Trained by the earlier run: its card's seconds (nan where an older card has none).
-            times[mode] = float(read_card(out / mode / "last").get("seconds", "nan"))
-            print(f"{mode}_reused checkpoint={Path(args.reuse) / mode / 'last'}", flush=True)
+            reused = take_reused(Path(args.reuse), out, mode, snapshots)
+            times.update(reused)
+            snapshot_arms += [name for name in reused if name != mode]
             continue
         extra = care_extra if mode == "care" else {}
         # Each stage resumes the previous one's checkpoint (CARETrainer resumes out_dir/last); the wall budget
@@ -317,6 +317,19 @@ def main() -> int:
               f"(target >= +15%) overall_diff={care['overall'] - grpo['overall']:+.2f} (target >= -1)")
     print(f"total_wall_s={time.perf_counter() - t_all:.1f}")
     return 0
+
+
+def take_reused(reuse: Path, out: Path, mode: str, snapshots: list[int]) -> dict[str, float]:
+    """Copy an arm trained by an earlier run into ``out``, with its weights at each of ``snapshots`` where that run
+    kept them (``mode@N``); {name: training seconds from its card (nan where an older card has none)}."""
+    taken: dict[str, float] = {}
+    for name in (mode, *(f"{mode}@{n}" for n in snapshots)):
+        if not (reuse / name / "last").is_dir():
+            continue
+        shutil.copytree(reuse / name / "last", out / name / "last", dirs_exist_ok=True)
+        taken[name] = float(read_card(out / name / "last").get("seconds", "nan"))
+        print(f"{name}_reused checkpoint={reuse / name / 'last'}", flush=True)
+    return taken
 
 
 def same_weights(a: str | Path, b: str | Path) -> bool:

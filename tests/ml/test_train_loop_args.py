@@ -83,3 +83,13 @@ def test_a_reused_arm_may_start_from_a_copy_of_the_sft_checkpoint_but_not_from_o
     card.write_text(json.dumps({"init_from": str(other)}))
     err = _run([*flags, "--sft-checkpoint", str(sft)], monkeypatch, capsys)
     assert "the reused grpo started from" in err and "neither the same folder nor the same weights" in err
+
+
+def test_a_reused_arm_brings_its_snapshots_at_the_asked_counts(tmp_path):
+    reuse, out = tmp_path / "run", tmp_path / "out"
+    for name, seconds in (("grpo", 50.0), ("grpo@60", 25.0), ("grpo@90", 40.0)):
+        (reuse / name / "last").mkdir(parents=True)
+        (reuse / name / "last" / "flywheel_model.json").write_text(json.dumps({"seconds": seconds}))
+    taken = load_bench("train_loop").take_reused(reuse, out, "grpo", [30, 60])
+    assert taken == {"grpo": 50.0, "grpo@60": 25.0}  # no snapshot at 30; 90 was not asked for
+    assert (out / "grpo@60" / "last" / "flywheel_model.json").is_file() and not (out / "grpo@90").exists()
