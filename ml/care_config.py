@@ -73,6 +73,10 @@ class CAREConfig:
         lr, weight_decay, grad_clip: AdamW and clipping. ppo_epochs: passes over each rollout batch.
         minibatch_episodes: episodes per optimiser step (the rollout batch is split into minibatches,
             so from the second minibatch on the policy has moved and the clip is active).
+        microbatch_tokens: padded tokens per forward pass of the update: a minibatch's sequences are sorted
+            by length and cut into micro-batches of at most this many (rows × longest row), whose gradients
+            add up to the minibatch's token-mean loss (0 = the whole minibatch in one padded forward). It
+            bounds padding and memory; the optimiser step and its loss are the same.
     Rollouts:
         tasks_per_iter: tasks per iteration; group_size: G attempts per task. task_sampling: "uniform"
             (default) draws every task alike; "signal" draws tasks in proportion to sampling_floor +
@@ -135,6 +139,7 @@ class CAREConfig:
     grad_clip: float = 1.0
     ppo_epochs: int = 1
     minibatch_episodes: int = 16
+    microbatch_tokens: int = 16384
     tasks_per_iter: int = 8
     group_size: int = 4
     task_sampling: str = "uniform"
@@ -218,6 +223,8 @@ class CAREConfig:
             v = getattr(self, name)
             if not isinstance(v, int) or v < 1:
                 e[name] = f"must be a positive integer, got {v!r}"
+        if not isinstance(self.microbatch_tokens, int) or self.microbatch_tokens < 0:
+            e["microbatch_tokens"] = f"must be an integer >= 0 (0: no split), got {self.microbatch_tokens!r}"
         if self.guide not in GUIDE_MODES:
             e["guide"] = f"must be one of {', '.join(GUIDE_MODES)}"
         if self.task_sampling not in ("signal", "uniform"):

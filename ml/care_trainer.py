@@ -109,6 +109,26 @@ def encode_actions(ep: Episode, tokenizer: Any, cfg: CAREConfig) -> list[Encoded
     return turn_views(ep, tokenizer, cfg.chat, cfg.chat.max_context_tokens + cfg.chat.max_new_tokens)
 
 
+def action_tokens(e: Encoded) -> int:
+    """The tokens ``token_logprobs`` scores in ``e``: its mask after position 0 (which has no prefix)."""
+    return sum(e.mask[1:])
+
+
+def micro_batches(views: list[tuple[Encoded, float]], max_tokens: int) -> list[list[tuple[Encoded, float]]]:
+    """``views`` sorted by length and cut where a micro-batch's padded size (rows × longest) would pass
+    ``max_tokens`` (a longer single sequence gets one of its own); ``max_tokens`` 0 keeps them as one."""
+    if max_tokens <= 0:
+        return [views]
+    out: list[list[tuple[Encoded, float]]] = []
+    cur: list[tuple[Encoded, float]] = []
+    for v in sorted(views, key=lambda v: len(v[0].ids)):
+        if cur and (len(cur) + 1) * len(v[0].ids) > max_tokens:
+            out.append(cur)
+            cur = []
+        cur.append(v)
+    return [*out, cur] if cur else out
+
+
 def token_logprobs(model: Any, examples: list[Encoded], pad_id: int, device: Any) -> tuple[Any, Any]:
     """Log-probabilities of each token given its prefix, right-padded: (logp (B, T), mask (B, T)).
 
@@ -267,8 +287,6 @@ class CARETrainer:
         return weighted_sample(self.rng, self.tasks, w, k)
 
     def step(self) -> dict[str, Any]:
-        import torch
-
         cfg = self.cfg
         t0 = time.perf_counter()
         if isinstance(self.controller, LLMController) and self.history:
@@ -288,54 +306,7 @@ class CARETrainer:
             groups, own = self.guided(rolled)
         t_roll = time.perf_counter() - t0
         scored = self.score_groups(groups, own)
-        batch: list[list[tuple[Encoded, float]]] = []  # per episode: its sequences, each with the advantage
-        for i, (eps, res) in enumerate(zip(groups, scored, strict=True)):
-            if res.dropped:
-                continue
-            # guide="demo": in a guided group only the demonstration (after the policy's own attempts) moves the policy
-            skip = own[i] if own is not None and cfg.guide == "demo" and len(eps) > own[i] else 0
-            for ep, a in zip(eps[skip:], res.advantages[skip:], strict=True):
-                if a == 0.0:  # no gradient: not worth encoding
-                    continue
-                views = [(enc, a) for enc in encode_actions(ep, self.tokenizer, cfg) if sum(enc.mask)]
-                if views:
-                    batch.append(views)
-        stats: dict[str, float] = {"pg_loss": 0.0, "kl": 0.0, "clip_frac": 0.0}
-        n_updates = 0
-        if batch:
-            self.model.train()
-            mb = cfg.minibatch_episodes
-            chunks = [[v for ep in batch[i:i + mb] for v in ep] for i in range(0, len(batch), mb)]
-            # The first chunk's old log-probs are the ones its first gradient pass computes (no update has
-            # happened yet), so they are taken from that pass instead of a separate forward.
-            olds: list[Any] = [None]
-            refs = []
-            with torch.no_grad():
-                for i, ch in enumerate(chunks):
-                    exs = [e for e, _ in ch]
-                    if i:
-                        olds.append(token_logprobs(self.model, exs, self.tokenizer.pad_token_id, self.device)[0])
-                    refs.append(token_logprobs(self.ref, exs, self.tokenizer.pad_token_id, self.device)[0]
-                                if self.ref is not None else None)
-            for _ in range(cfg.ppo_epochs):
-                for i, (ch, ref) in enumerate(zip(chunks, refs, strict=True)):
-                    exs = [e for e, _ in ch]
-                    logp, mask = token_logprobs(self.model, exs, self.tokenizer.pad_token_id, self.device)
-                    if olds[i] is None:
-                        olds[i] = logp.detach()
-                    old = olds[i]
-                    adv = torch.tensor([a for _, a in ch], device=logp.device)[:, None].expand_as(logp)  # (B, T)
-                    loss, info = policy_loss(logp, old, adv, mask, eps_low=cfg.eps_low, eps_high=cfg.eps_high,
-                                             ref_logp=ref, kl_coef=cfg.kl_coef)
-                    loss.backward()
-                    torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip)
-                    self.opt.step()
-                    self.opt.zero_grad(set_to_none=True)
-                    n_updates += 1
-                    for k in stats:
-                        stats[k] += info[k]
-            for k in stats:
-                stats[k] /= max(1, len(chunks) * cfg.ppo_epochs)
+        stats, n_updates = self.update(self.encode_batch(groups, scored, own))
         self.iteration += 1
         eps_all = [e for g in rolled for e in g]
         n_eps = max(1, len(eps_all))  # a screened iteration whose greedy attempts all succeed rolls no group
@@ -370,6 +341,73 @@ class CARETrainer:
         if self.on_metrics is not None:
             self.on_metrics(m)
         return m
+
+    def encode_batch(self, groups: list[list[Episode]], scored: list[GroupResult],
+                     own: list[int] | None = None) -> list[list[tuple[Encoded, float]]]:
+        """Per episode that carries a gradient (kept group, non-zero advantage): its sequences, each with the
+        episode's advantage."""
+        batch: list[list[tuple[Encoded, float]]] = []
+        for i, (eps, res) in enumerate(zip(groups, scored, strict=True)):
+            if res.dropped:
+                continue
+            # guide="demo": in a guided group only the demonstration (after the policy's own attempts) moves the policy
+            skip = own[i] if own is not None and self.cfg.guide == "demo" and len(eps) > own[i] else 0
+            for ep, a in zip(eps[skip:], res.advantages[skip:], strict=True):
+                if a == 0.0:  # no gradient: not worth encoding
+                    continue
+                views = [(enc, a) for enc in encode_actions(ep, self.tokenizer, self.cfg) if sum(enc.mask)]
+                if views:
+                    batch.append(views)
+        return batch
+
+    def update(self, batch: list[list[tuple[Encoded, float]]]) -> tuple[dict[str, float], int]:
+        """The iteration's optimiser steps on its encoded episodes (each a list of (sequence, advantage)):
+        minibatches of ``minibatch_episodes``, ``ppo_epochs`` passes; (mean loss figures, steps taken)."""
+        import torch
+
+        cfg = self.cfg
+        stats: dict[str, float] = {"pg_loss": 0.0, "kl": 0.0, "clip_frac": 0.0}
+        n_updates = 0
+        if batch:
+            self.model.train()
+            mb, pad = cfg.minibatch_episodes, self.tokenizer.pad_token_id
+            # Each optimiser step's sequences, in micro-batches of similar length (one padded forward each).
+            chunks = [micro_batches([v for ep in batch[i:i + mb] for v in ep], cfg.microbatch_tokens)
+                      for i in range(0, len(batch), mb)]
+            # The first chunk's old log-probs are the ones its first gradient pass computes (no update has
+            # happened yet), so they are taken from that pass instead of a separate forward.
+            olds: list[list[Any]] = [[None] * len(chunks[0])]
+            refs: list[list[Any]] = []
+            with torch.no_grad():
+                for i, ch in enumerate(chunks):
+                    if i:
+                        olds.append([token_logprobs(self.model, [e for e, _ in mbt], pad, self.device)[0]
+                                     for mbt in ch])
+                    refs.append([token_logprobs(self.ref, [e for e, _ in mbt], pad, self.device)[0]
+                                 if self.ref is not None else None for mbt in ch])
+            for _ in range(cfg.ppo_epochs):
+                for i, (ch, ref) in enumerate(zip(chunks, refs, strict=True)):
+                    # The step's loss is the token mean over the whole minibatch (policy_loss), so each
+                    # micro-batch's mean is weighted by its share of the minibatch's action tokens.
+                    n_all = max(1, sum(action_tokens(e) for mbt in ch for e, _ in mbt))
+                    for j, mbt in enumerate(ch):
+                        logp, mask = token_logprobs(self.model, [e for e, _ in mbt], pad, self.device)
+                        if olds[i][j] is None:
+                            olds[i][j] = logp.detach()
+                        adv = torch.tensor([a for _, a in mbt], device=logp.device)[:, None].expand_as(logp)  # (B, T)
+                        loss, info = policy_loss(logp, olds[i][j], adv, mask, eps_low=cfg.eps_low,
+                                                 eps_high=cfg.eps_high, ref_logp=ref[j], kl_coef=cfg.kl_coef)
+                        share = float(mask.sum()) / n_all
+                        (loss * share).backward()
+                        for k in stats:
+                            stats[k] += info[k] * share
+                    torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip)
+                    self.opt.step()
+                    self.opt.zero_grad(set_to_none=True)
+                    n_updates += 1
+            for k in stats:
+                stats[k] /= max(1, len(chunks) * cfg.ppo_epochs)
+        return stats, n_updates
 
     def screened_groups(self, seed: int) -> tuple[list[list[Episode]], dict[str, float]]:
         """``screen_tasks`` drawn tasks, one greedy attempt each; for (at most ``tasks_per_iter``) tasks it fails,

@@ -435,6 +435,75 @@ def test_old_logprobs_are_the_policy_before_the_update(tokenizer, tiny_model_con
     assert not torch.allclose(seen_logp[4], seen_old[4], atol=1e-4)  # the second epoch sees the updated policy
 
 
+def test_micro_batches_sort_by_length_and_bound_the_padded_size():
+    from ml.care_trainer import micro_batches
+
+    views = [(Encoded(ids=[1] * n, mask=[1] * n), float(n)) for n in (5, 3, 9, 4)]
+    cut = micro_batches(views, 12)
+    assert [[len(e.ids) for e, _ in mb] for mb in cut] == [[3, 4], [5], [9]]  # 2 × 4 ≤ 12 < 3 × 5; 9 alone
+    assert [a for mb in cut for _, a in mb] == [3.0, 4.0, 5.0, 9.0]  # each sequence keeps its advantage
+    assert micro_batches(views, 0) == [views]
+
+
+def test_micro_batches_change_the_forwards_not_the_update(tokenizer, tiny_model_config, tmp_path, monkeypatch):
+    """Cutting each minibatch into micro-batches accumulates the same token-mean gradient: every optimiser step of
+    one iteration (two minibatches, two epochs, KL on) gets the gradient one forward per minibatch gives."""
+    import ml.care_trainer as ct
+    from devices.virtual.registry import catalog
+    from ml.care import GroupResult
+    from ml.model import build_model, save_checkpoint
+
+    init = save_checkpoint(build_model(tiny_model_config, tokenizer), tokenizer, tmp_path / "sft")
+    task = catalog().templates["connectivity.start_cast"].instantiate(5)
+    real_logprobs, real_encode = ct.token_logprobs, ct.encode_actions
+
+    encoded: list[int] = []  # episodes encoded so far in this run (both runs encode the same rollouts in order)
+
+    def uneven(ep, *a):  # every other episode scores only its first 3 action tokens: micro-batches of unequal weight
+        views = real_encode(ep, *a)
+        encoded.append(1)
+        if len(encoded) % 2:
+            for v in views:
+                ones = [k for k, x in enumerate(v.mask) if x]
+                v.mask = [1 if k in ones[:3] else 0 for k in range(len(v.mask))]
+        return views
+
+    monkeypatch.setattr(ct, "encode_actions", uneven)
+    runs = []
+    for tokens in (0, 200):  # 200: below every sequence's length, so each sequence is a micro-batch of its own
+        cfg = CAREConfig(iterations=1, tasks_per_iter=1, group_size=4, minibatch_episodes=2, ppo_epochs=2,
+                         kl_coef=0.05, lr=1e-2, grad_clip=1e9, chat=ChatFormat(max_new_tokens=8),
+                         microbatch_tokens=tokens)
+        trainer = ct.CARETrainer(cfg, init_from=init, tasks=[task])
+        monkeypatch.setattr(trainer, "score_groups", lambda groups, own=None: [
+            GroupResult([1, 0, 1, 0], [1.0, -1.0, 0.5, -0.5], 0.5, 0.5, "progress", 0.0, [0] * 4, 1.0, False)
+            for _ in groups])
+        encoded.clear()
+        forwards: list[int] = []
+        grads: list[list[torch.Tensor]] = []
+
+        def counted(model, exs, *a, forwards=forwards):
+            forwards.append(len(exs))
+            return real_logprobs(model, exs, *a)
+
+        def step(real=trainer.opt.step, grads=grads, model=trainer.model):
+            grads.append([q.grad.clone() for q in model.parameters() if q.grad is not None])
+            return real()
+
+        monkeypatch.setattr(ct, "token_logprobs", counted)
+        monkeypatch.setattr(trainer.opt, "step", step)
+        m = trainer.step()
+        runs.append((grads, m, forwards))
+    (g0, m0, f0), (g1, m1, f1) = runs
+    assert m0["updates"] == m1["updates"] == len(g0) == len(g1) == 4  # 2 minibatches × 2 epochs
+    assert max(f1) == 1 < max(f0) and sum(f1) == sum(f0)  # split to single rows, the same sequences scored
+    for a, b in zip(g0, g1, strict=True):
+        # Float sums in another order differ by ~1e-6 of a gradient's norm; a mis-weighted micro-batch by far more.
+        assert all((x - y).norm() <= 1e-4 * x.norm() + 1e-9 for x, y in zip(a, b, strict=True))
+    for k in ("pg_loss", "kl", "clip_frac"):
+        assert m1[k] == pytest.approx(m0[k], abs=1e-6), k
+
+
 def test_invalid_care_config_names_every_bad_field():
     with pytest.raises(ValueError) as err:
         CAREConfig(group_size=1, efficiency_cap=1.0, eps_low=0, w_tool_calls=0.9, temperature=0, controller="x",
