@@ -19,7 +19,6 @@ from ml.sft import lineage_totals
 CHECKPOINTS = Path(__file__).resolve().parents[2] / "bench" / "checkpoints"
 SHIPPED = CHECKPOINTS / "sft-cpu"
 COSTLY = CHECKPOINTS / "sft-costly"
-GRPO_HALF = CHECKPOINTS / "g8-grpo60" / "grpo" / "last"
 
 
 @pytest.mark.parametrize("shipped", [SHIPPED, COSTLY], ids=lambda p: p.name)
@@ -48,21 +47,3 @@ def test_shipped_checkpoint_still_calls_the_tools_the_reference_calls(shipped):
     assert len(parsed) >= len(tasks) - 1, [s.turn.raw for s, _ in first]
     assert len(same_tool) >= len(tasks) - 2
 
-
-def test_shipped_half_grpo_run_resumes_at_its_iteration_from_the_costly_cold_start(tmp_path):
-    """``g8-grpo60`` is GRPO stopped at iteration 60 of 120 with its trainer state (weights_only-loadable), so a
-    later session resumes it instead of spending an hour on the first half again (bench/checkpoints/README.md)."""
-    import shutil
-
-    from ml.care_config import CAREConfig
-    from ml.care_trainer import CARETrainer
-    from ml.sft import TRAINER_STATE, load_state
-
-    card = read_card(GRPO_HALF)
-    assert card["kind"] == "grpo" and card["iteration"] == 60 and card["init_from"] == "bench/checkpoints/sft-costly"
-    assert set(load_state(GRPO_HALF)) >= {"optimizer", "extra"}  # loads with weights_only=True
-    shutil.copytree(GRPO_HALF, tmp_path / "grpo" / "last")
-    cfg = CAREConfig.from_dict({**card["config"], "out_dir": str(tmp_path / "grpo"), "kl_coef": 0.0})
-    trainer = CARETrainer(cfg, init_from=COSTLY, tasks=[])
-    assert trainer.iteration == 60 and trainer.elapsed_before == pytest.approx(card["seconds"], abs=0.1)
-    assert (tmp_path / "grpo" / "last" / TRAINER_STATE).is_file()
