@@ -157,7 +157,7 @@ def main() -> int:
     if set(rl_arms) - set(arms) and not args.sft_checkpoint:
         ap.error("an arm taken from --reuse needs the SFT checkpoint it started from: give --sft-checkpoint")
     for mode in set(rl_arms) - set(arms):
-        if not args.reuse or not (Path(args.reuse) / mode / "last").is_dir():
+        if not (Path(args.reuse) / mode / "last").is_dir():  # an arm not trained here comes only with --reuse
             ap.error(f"{mode} is not trained: --reuse must name an earlier --out that holds {mode}/last")
         start = read_card(Path(args.reuse) / mode / "last").get("init_from") or ""
         if not same_weights(start, args.sft_checkpoint):

@@ -374,6 +374,9 @@ class CARETrainer:
             # Each optimiser step's sequences, in micro-batches of similar length (one padded forward each).
             chunks = [micro_batches([v for ep in batch[i:i + mb] for v in ep], cfg.microbatch_tokens)
                       for i in range(0, len(batch), mb)]
+            # The step's loss is the token mean over the whole minibatch (policy_loss), so each micro-batch's
+            # mean is weighted by its share of the minibatch's action tokens (counted once, for every epoch).
+            n_alls = [max(1, sum(action_tokens(e) for mbt in ch for e, _ in mbt)) for ch in chunks]
             # The first chunk's old log-probs are the ones its first gradient pass computes (no update has
             # happened yet), so they are taken from that pass instead of a separate forward.
             olds: list[list[Any]] = [[None] * len(chunks[0])]
@@ -386,10 +389,7 @@ class CARETrainer:
                     refs.append([token_logprobs(self.ref, [e for e, _ in mbt], pad, self.device)[0]
                                  if self.ref is not None else None for mbt in ch])
             for _ in range(cfg.ppo_epochs):
-                for i, (ch, ref) in enumerate(zip(chunks, refs, strict=True)):
-                    # The step's loss is the token mean over the whole minibatch (policy_loss), so each
-                    # micro-batch's mean is weighted by its share of the minibatch's action tokens.
-                    n_all = max(1, sum(action_tokens(e) for mbt in ch for e, _ in mbt))
+                for i, (ch, ref, n_all) in enumerate(zip(chunks, refs, n_alls, strict=True)):
                     for j, mbt in enumerate(ch):
                         logp, mask = token_logprobs(self.model, [e for e, _ in mbt], pad, self.device)
                         if olds[i][j] is None:
