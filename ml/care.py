@@ -11,6 +11,7 @@ from __future__ import annotations
 import heapq
 import json
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,13 +35,15 @@ class Rollout:
     output_tokens: int = 0
     reasoning_tokens: int = 0
     tool_calls: int = 0
+    calls: tuple[tuple[str, ...], ...] = ()  # per step, what each of its calls did (``ToolCall.key``)
 
     @classmethod
     def from_episode(cls, ep: Any) -> Rollout:
         v = ep.verdict
         return cls(success=bool(v and v.success), progress=float(v.progress) if v else 0.0,
                    output_tokens=ep.costs.output_tokens, reasoning_tokens=ep.costs.reasoning_tokens,
-                   tool_calls=ep.costs.total_tool_calls)
+                   tool_calls=ep.costs.total_tool_calls,
+                   calls=tuple(tuple(c.call.key() for c in s.calls) for s in ep.steps))
 
 
 @dataclass
@@ -57,6 +60,8 @@ class GroupResult:
     normaliser: float
     dropped: bool
     info: dict[str, Any] = field(default_factory=dict)
+    # efficiency_credit="turn": per rollout, per step, the advantage added to that step's tokens (≤ 0)
+    turn_advantages: list[list[float]] = field(default_factory=list)
 
 
 def pick_schedule(competence: float, schedules: tuple[Schedule, ...]) -> Schedule:
@@ -129,6 +134,14 @@ def care_group(
        costlier ones are left alone rather than pushed down.
     6. Dynamic sampling: a group whose rewards are all equal (std R < 1e-9) carries no signal and
        is dropped (``dropped=True``, all A_i = 0) when ``drop_no_signal``.
+
+    With ``efficiency_credit="turn"`` the tool-call term is charged to the turns that made the excess
+    calls instead of to the whole episode: e_i keeps only α_o·x_i^o + α_r·x_i^r, and for a success i,
+    with k* the cheapest success (fewest calls, then fewest output tokens) and X_i,t the calls of
+    step t that k*'s calls do not cover (``excess_calls``: i's calls matched in order against the
+    multiset of k*'s) and n_i = (calls of i − calls of k*) / Σ_t |X_i,t| (another path than k*'s is
+    not all excess), step t's tokens get A_i − λ·α_c·n_i·|X_i,t| / (max(m_c, f_c)·σ) (after the clip
+    above; ``turn_advantages``). A group whose rewards are equal but holds such a step is kept.
     """
     if not group:
         raise ValueError("a group needs at least one rollout")
@@ -147,6 +160,8 @@ def care_group(
     p = [1.0 if r.success else min(1.0, max(0.0, float(r.progress))) for r in group]
     wins = [r for r in group if r.success]
     pen = [0.0] * G
+    by_turn = cfg.efficiency_credit == "turn"
+    m_c = 0
     if wins:
         m_o = min(r.output_tokens for r in wins)
         m_r = min(r.reasoning_tokens for r in wins)
@@ -156,20 +171,49 @@ def care_group(
                 continue
             x_o = min(1.0, (r.output_tokens - m_o) / max(m_o, cfg.floor_output_tokens))
             x_r = min(1.0, (r.reasoning_tokens - m_r) / max(m_r, cfg.floor_reasoning_tokens))
-            x_c = min(1.0, (r.tool_calls - m_c) / max(m_c, cfg.floor_tool_calls))
+            x_c = 0.0 if by_turn else min(1.0, (r.tool_calls - m_c) / max(m_c, cfg.floor_tool_calls))
             pen[i] = cfg.w_output_tokens * x_o + cfg.w_reasoning_tokens * x_r + cfg.w_tool_calls * x_c
     lam = min(sched.efficiency * kappa * efficiency_scale, cfg.efficiency_cap * sched.completion)
     R = [sched.completion * s[i] + sched.progress * p[i] - lam * pen[i] for i in range(G)]
     sd = _std(R)
     floor = cfg.std_floor_min + cfg.std_floor_success * rate
     sigma = max(sd, floor)
-    dropped = cfg.drop_no_signal and sd < 1e-9
+    excess: list[list[float]] = [[0.0] * len(r.calls) for r in group]
+    if by_turn and wins and lam > 0:
+        cheapest = min(wins, key=lambda r: (r.tool_calls, r.output_tokens))
+        base = sum(map(len, cheapest.calls))
+        for i, r in enumerate(group):
+            unmatched = excess_calls(r, cheapest) if r.success else []
+            if sum(unmatched):  # the excess count spread over the unmatched calls (another path is not all excess)
+                share = max(0, sum(map(len, r.calls)) - base) / sum(unmatched)
+                excess[i] = [n * share for n in unmatched]
+    n_excess = sum(map(sum, excess))
+    dropped = cfg.drop_no_signal and sd < 1e-9 and not n_excess
     mu = _mean(R)
-    adv = [0.0] * G if dropped else [(x - mu) / sigma for x in R]
+    adv = [0.0] * G if dropped or sd < 1e-9 else [(x - mu) / sigma for x in R]
     if cfg.success_adv_nonneg:
         adv = [max(a, 0.0) if s[i] else a for i, a in enumerate(adv)]
+    per_call = lam * cfg.w_tool_calls / (max(m_c, cfg.floor_tool_calls) * sigma) if n_excess else 0.0
+    turns = [[-per_call * n for n in e] for e in excess] if by_turn else []
     return GroupResult(R, adv, rate, kappa, sched.name, lam, pen, sigma, dropped,
-                       info={"std": sd, "floor": floor})
+                       info={"std": sd, "floor": floor, "excess_calls": round(n_excess, 6)}, turn_advantages=turns)
+
+
+def excess_calls(rollout: Rollout, cheapest: Rollout) -> list[int]:
+    """Per step of ``rollout``, how many of its calls the cheapest success's calls do not cover: the calls
+    are matched in order against the multiset of ``cheapest``'s (``ToolCall.key``), so a repeat of a call the
+    cheapest success makes once is excess the second time, and a call it never makes is excess at once."""
+    left = Counter(k for step in cheapest.calls for k in step)
+    out = []
+    for step in rollout.calls:
+        n = 0
+        for k in step:
+            if left[k] > 0:
+                left[k] -= 1
+            else:
+                n += 1
+        out.append(n)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

@@ -61,6 +61,9 @@ class CAREConfig:
         success_adv_nonneg: clip every success's advantage at 0 from below, so the efficiency penalty
             only rewards the cheaper successes and never pushes a success's tokens (its correct actions)
             down; failures keep theirs.
+        efficiency_credit: "episode" (the tool-call excess lowers the whole success's reward) or "turn"
+            (it lowers only the tokens of the steps whose calls the group's cheapest success does not
+            make; ``ml.care.care_group``).
         eps: added to the GRPO baseline's std. drop_no_signal: drop groups whose rewards are all
             equal (dynamic sampling). guard_drop_points: the guard halves the efficiency weight when
             held-out success falls more than this many points below the pre-RL checkpoint.
@@ -124,6 +127,7 @@ class CAREConfig:
     std_floor_min: float = 0.05
     std_floor_success: float = 0.5
     success_adv_nonneg: bool = False
+    efficiency_credit: str = "episode"
     eps: float = 1e-6
     drop_no_signal: bool = True
     guard_drop_points: float = 1.0
@@ -199,6 +203,8 @@ class CAREConfig:
         for name in ("success_adv_nonneg", "greedy_anchor"):
             if not isinstance(getattr(self, name), bool):
                 e[name] = "must be true or false"
+        if self.efficiency_credit not in ("episode", "turn"):
+            e["efficiency_credit"] = f"must be 'episode' or 'turn', got {self.efficiency_credit!r}"
         if not self.eps > 0:
             e["eps"] = "must be > 0"
         if not self.guard_drop_points >= 0:

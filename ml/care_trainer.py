@@ -44,7 +44,7 @@ from ml.care import (
 )
 from ml.care_config import CAREConfig
 from ml.chat import Encoded
-from ml.sft import turn_views
+from ml.sft import step_messages, turn_views
 
 Metrics = Callable[[dict[str, Any]], None]
 
@@ -114,13 +114,44 @@ def action_tokens(e: Encoded) -> int:
     return sum(e.mask[1:])
 
 
-def micro_batches(views: list[tuple[Encoded, float]], max_tokens: int) -> list[list[tuple[Encoded, float]]]:
+# A sequence's advantage: the episode's one number, or one per token (``efficiency_credit="turn"``).
+Advantage = float | list[float]
+
+
+def token_advantages(enc: Encoded, a: float, extra: list[float], ep: Episode) -> Advantage:
+    """``a`` on every token of ``enc``, plus ``extra[k]`` on the tokens of step k's turn (``enc.turns`` name
+    each turn's message, ``ml.sft.step_messages`` each step's); just ``a`` when no step of ``enc`` has one."""
+    if not any(extra):
+        return a
+    step_of = {m: k for k, m in enumerate(step_messages(ep))}
+    out = [a] * len(enc.ids)
+    for span in enc.turns:
+        k = step_of.get(span.message)
+        if k is not None and k < len(extra) and extra[k]:
+            out[span.start:span.end] = [a + extra[k]] * (span.end - span.start)
+    return out
+
+
+def advantage_tensor(advs: list[Advantage], like: Any) -> Any:
+    """(B, T) advantages for sequences scored into ``like`` (B, T): a number fills its row, a list its prefix."""
+    import torch
+
+    out = torch.zeros_like(like)
+    for i, a in enumerate(advs):
+        if isinstance(a, list):
+            out[i, :len(a)] = torch.tensor(a[:like.shape[1]], dtype=like.dtype)
+        else:
+            out[i] = a
+    return out
+
+
+def micro_batches(views: list[tuple[Encoded, Advantage]], max_tokens: int) -> list[list[tuple[Encoded, Advantage]]]:
     """``views`` sorted by length and cut where a micro-batch's padded size (rows × longest) would pass
     ``max_tokens`` (a longer single sequence gets one of its own); ``max_tokens`` 0 keeps them as one."""
     if max_tokens <= 0:
         return [views]
-    out: list[list[tuple[Encoded, float]]] = []
-    cur: list[tuple[Encoded, float]] = []
+    out: list[list[tuple[Encoded, Advantage]]] = []
+    cur: list[tuple[Encoded, Advantage]] = []
     for v in sorted(views, key=lambda v: len(v[0].ids)):
         if cur and (len(cur) + 1) * len(v[0].ids) > max_tokens:
             out.append(cur)
@@ -323,6 +354,8 @@ class CARETrainer:
             "reasoning_tokens": sum(e.costs.reasoning_tokens for e in eps_all) / n_eps,
             "tool_calls": sum(e.costs.total_tool_calls for e in eps_all) / n_eps,
             "groups_kept": len(kept),
+            **({"excess_calls": sum(r.info.get("excess_calls", 0) for r in kept)}
+               if cfg.care and cfg.efficiency_credit == "turn" else {}),
             "groups_dropped": len(scored) - len(kept),
             "schedules": dict(Counter(r.schedule for r in scored)),
             "competence_hist": self.tracker.histogram(),  # tracked tasks per tenth of κ: [0, .1), ..., [.9, 1]
@@ -343,24 +376,26 @@ class CARETrainer:
         return m
 
     def encode_batch(self, groups: list[list[Episode]], scored: list[GroupResult],
-                     own: list[int] | None = None) -> list[list[tuple[Encoded, float]]]:
+                     own: list[int] | None = None) -> list[list[tuple[Encoded, Advantage]]]:
         """Per episode that carries a gradient (kept group, non-zero advantage): its sequences, each with the
-        episode's advantage."""
-        batch: list[list[tuple[Encoded, float]]] = []
+        episode's advantage (per token where ``efficiency_credit="turn"`` charged some of its steps)."""
+        batch: list[list[tuple[Encoded, Advantage]]] = []
         for i, (eps, res) in enumerate(zip(groups, scored, strict=True)):
             if res.dropped:
                 continue
             # guide="demo": in a guided group only the demonstration (after the policy's own attempts) moves the policy
             skip = own[i] if own is not None and self.cfg.guide == "demo" and len(eps) > own[i] else 0
-            for ep, a in zip(eps[skip:], res.advantages[skip:], strict=True):
-                if a == 0.0:  # no gradient: not worth encoding
+            turns = res.turn_advantages[skip:] or [[] for _ in eps[skip:]]
+            for ep, a, extra in zip(eps[skip:], res.advantages[skip:], turns, strict=True):
+                if a == 0.0 and not any(extra):  # no gradient: not worth encoding
                     continue
-                views = [(enc, a) for enc in encode_actions(ep, self.tokenizer, self.cfg) if sum(enc.mask)]
+                views = [(enc, token_advantages(enc, a, extra, ep)) for enc in
+                         encode_actions(ep, self.tokenizer, self.cfg) if sum(enc.mask)]
                 if views:
                     batch.append(views)
         return batch
 
-    def update(self, batch: list[list[tuple[Encoded, float]]]) -> tuple[dict[str, float], int]:
+    def update(self, batch: list[list[tuple[Encoded, Advantage]]]) -> tuple[dict[str, float], int]:
         """The iteration's optimiser steps on its encoded episodes (each a list of (sequence, advantage)):
         minibatches of ``minibatch_episodes``, ``ppo_epochs`` passes; (mean loss figures, steps taken)."""
         import torch
@@ -394,7 +429,7 @@ class CARETrainer:
                         logp, mask = token_logprobs(self.model, [e for e, _ in mbt], pad, self.device)
                         if olds[i][j] is None:
                             olds[i][j] = logp.detach()
-                        adv = torch.tensor([a for _, a in mbt], device=logp.device)[:, None].expand_as(logp)  # (B, T)
+                        adv = advantage_tensor([a for _, a in mbt], logp)  # (B, T)
                         loss, info = policy_loss(logp, olds[i][j], adv, mask, eps_low=cfg.eps_low,
                                                  eps_high=cfg.eps_high, ref_logp=ref[j], kl_coef=cfg.kl_coef)
                         share = float(mask.sum()) / n_all

@@ -73,6 +73,104 @@ def test_success_advantages_clipped_at_zero_leave_costlier_successes_alone():
     assert clipped.rewards == plain.rewards  # only the advantages change
 
 
+def test_turn_credit_charges_the_excess_calls_to_their_steps():
+    turn = CAREConfig(efficiency_credit="turn")
+    # Equal token costs, so only calls differ. The cheapest success A calls a, b; B adds a status query s
+    # between them; C queries s beside a and repeats b. κ = 0.5·1 + 0.5·0.75 = 0.875: "efficient", λ = 0.35.
+    a = Rollout(True, 1, 100, 0, 2, calls=(("a",), ("b",)))
+    b = Rollout(True, 1, 100, 0, 3, calls=(("a",), ("s",), ("b",)))
+    c = Rollout(True, 1, 100, 0, 4, calls=(("a", "s"), ("b",), ("b",)))
+    d = Rollout(False, 0.5, 100, 0, 1, calls=(("a",),))
+    r = care_group([a, b, c, d], turn, history=1.0)
+    assert r.penalties == [0.0] * 4  # the calls term left the episode rewards
+    assert r.rewards == approx([1.0, 1.0, 1.0, 0.0])
+    sd = math.sqrt(3 / 16)  # beats the floor 0.05 + 0.5·0.75
+    assert r.normaliser == pytest.approx(sd) and r.efficiency_weight == pytest.approx(0.35)
+    assert r.advantages == approx([0.25 / sd] * 3 + [-0.75 / sd])
+    per_call = 0.35 * 0.5 / (2 * sd)  # λ·α_c / (max(m_c, f_c)·σ), m_c = 2
+    assert r.turn_advantages == [approx([0, 0]), approx([0, -per_call, 0]), approx([-per_call, 0, -per_call]),
+                                 approx([0])]
+    assert r.info["excess_calls"] == 3
+    # Per episode, the same group charges B and C as a whole: x_c = 0.5 and 1.
+    assert care_group([a, b, c, d], CFG, history=1.0).penalties == approx([0.0, 0.25, 0.5, 0.0])
+    # Equal rewards but an excess call: kept (not dropped), no episode advantage, the step still charged.
+    two = care_group([a, b], turn, history=1.0)  # κ = 1: λ = 0.4, σ = the floor 0.55
+    assert not two.dropped and two.advantages == [0.0, 0.0]
+    assert two.turn_advantages == [approx([0, 0]), approx([0, -0.4 * 0.5 / (2 * 0.55), 0])]
+    # Another path: e shares a with A but calls e, f for b. One call more than A, spread over its two unmatched.
+    e = Rollout(True, 1, 100, 0, 3, calls=(("a",), ("e",), ("f",)))
+    pc = 0.4 * 0.5 / (2 * 0.55)
+    assert care_group([a, e], turn, history=1.0).turn_advantages == [approx([0, 0]), approx([0, -pc / 2, -pc / 2])]
+    same_length = Rollout(True, 1, 100, 0, 2, calls=(("a",), ("e",)))
+    assert care_group([a, same_length], turn, history=1.0).dropped  # equal length: nothing charged, no signal
+    # The clip protects a costlier success's other steps, not its excess ones.
+    clipped = care_group([a, b, c, d], CAREConfig(efficiency_credit="turn", success_adv_nonneg=True), history=1.0)
+    assert clipped.turn_advantages == r.turn_advantages
+    # No success, or plain GRPO: nothing charged per step.
+    assert care_group([d, d], turn).turn_advantages == [[0], [0]]
+    assert care_group([a, b, c, d], GRPO).turn_advantages == []
+
+
+def test_excess_calls_match_the_cheapest_successs_calls_in_order():
+    from ml.care import excess_calls
+
+    cheapest = Rollout(True, calls=(("q", "a"), ("b",)))
+    assert excess_calls(Rollout(True, calls=(("q",), ("a",), ("q",), ("b", "c"))), cheapest) == [0, 0, 1, 1]
+    assert excess_calls(Rollout(True, calls=((), ("b",), ("a", "q"))), cheapest) == [0, 0, 0]  # order free
+    assert excess_calls(cheapest, cheapest) == [0, 0]
+
+
+def test_turn_advantages_land_on_their_steps_tokens_and_move_only_that_turn(tokenizer, tiny_model_config):
+    from devices.virtual.registry import catalog
+    from harness.reference import ReferenceStyle
+    from ml.care_trainer import advantage_tensor, encode_actions, token_advantages, token_logprobs
+    from ml.model import build_model
+    from ml.sft import reference_episodes, step_messages
+
+    task = catalog().templates["connectivity.start_cast"].instantiate(5)
+    ep = reference_episodes([task], [ReferenceStyle(redundant_checks=True)])[0]
+    assert len(ep.steps) >= 3
+    fmt = ChatFormat(max_context_tokens=1024, max_new_tokens=64)
+    views = encode_actions(ep, tokenizer, CAREConfig(chat=fmt))
+    k = 1  # charge the second step only
+    extra = [0.0] * len(ep.steps)
+    extra[k] = -2.0
+    assert token_advantages(views[0], 0.5, [0.0] * len(ep.steps), ep) == 0.5  # nothing charged: one number
+    msg = step_messages(ep)[k]
+    charged = []
+    for v in views:
+        adv = token_advantages(v, 0.5, extra, ep)
+        assert isinstance(adv, list) and len(adv) == len(v.ids)
+        for t in v.turns:
+            want = -1.5 if t.message == msg else 0.5
+            assert set(adv[t.start:t.end]) == {want}
+            charged += [t] if t.message == msg else []
+    assert len(charged) == 1
+    # Pushed with only that step's tokens negative (episode advantage 0), that turn loses probability and
+    # the tensor carries the numbers to the right positions.
+    model = build_model(tiny_model_config, tokenizer)
+    pad = tokenizer.pad_token_id
+    advs = [token_advantages(v, 0.0, extra, ep) for v in views]
+
+    def turn_logps():
+        with torch.no_grad():
+            lp, _ = token_logprobs(model, views, pad, "cpu")
+        return [float(lp[i, t.start:t.end].sum()) for i, v in enumerate(views) for t in v.turns]
+
+    before = turn_logps()
+    logp, mask = token_logprobs(model, views, pad, "cpu")
+    adv = advantage_tensor(advs, logp)
+    assert float(adv.sum()) == pytest.approx(-2.0 * (charged[0].end - charged[0].start))
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    loss, _ = policy_loss(logp, logp.detach(), adv, mask, eps_low=0.2, eps_high=0.28)
+    loss.backward()
+    opt.step()
+    after = turn_logps()
+    spans = [t for v in views for t in v.turns]
+    i = spans.index(charged[0])
+    assert after[i] < before[i] - 0.05
+
+
 def test_one_success():
     g = [Rollout(True, 1.0), Rollout(False, 0.5), Rollout(False, 0.0), Rollout(False, 0.0)]
     r = care_group(g, CFG)
