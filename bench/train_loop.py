@@ -257,6 +257,7 @@ def main() -> int:
               + (f"greedy_success={m['greedy_success']:.2f} " if "greedy_success" in m else "")
               + (f"screen_success={m['screen_success']:.2f} " if "screen_success" in m else "")
               + (f"guided={m['guided']} " if "guided" in m else "")
+              + (f"excess_calls={m['excess_calls']:.1f} " if "excess_calls" in m else "")
               + f"reward={m['reward']:.3f} "
               f"out_tokens={m['output_tokens']:.1f} calls={m['tool_calls']:.2f} kept={m['groups_kept']} "
               f"kl={m['kl']:.4f} clip={m['clip_frac']:.3f} schedules={json.dumps(m['schedules'])} "
