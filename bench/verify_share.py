@@ -15,7 +15,9 @@ decoding:
 - ``checked_share=``: checked changes over changes followed by another step;
 - ``episodes_unchecked=``: the share of episodes with at least one such change and no check at all;
 - ``success=``, ``calls=``, ``out_tokens=``: per episode (``out_tokens`` in the model's own tokens, the episode's
-  ``costs.output_tokens``);
+  ``costs.output_tokens``), and ``calls_success=``, ``calls_failure=``, ``out_tokens_success=``,
+  ``out_tokens_failure=`` over the successful and the failed episodes apart (a failure runs on to the step budget, and
+  CARE's efficiency term prices only successes);
 - sampled only, ``groups_split=``: the share of tasks whose ``--samples`` attempts (among those with a change)
   include one that checks and one that never does, the within-group contrast CARE's efficiency term can reward,
   and ``split_cheaper_success=``: of those, the share where an unchecked attempt succeeds with fewer calls than
@@ -69,9 +71,14 @@ def shares(episodes: list[Episode]) -> dict[str, float]:
             with_change += 1
             unchecked += not any(marks)
     n = max(1, len(episodes))
-    return {"checked_share": checked / max(1, changes), "episodes_unchecked": unchecked / max(1, with_change),
-            "success": sum(map(solved, episodes)) / n, "calls": sum(e.costs.total_tool_calls for e in episodes) / n,
-            "out_tokens": sum(e.costs.output_tokens for e in episodes) / n}
+    out = {"checked_share": checked / max(1, changes), "episodes_unchecked": unchecked / max(1, with_change),
+           "success": sum(map(solved, episodes)) / n, "calls": sum(e.costs.total_tool_calls for e in episodes) / n,
+           "out_tokens": sum(e.costs.output_tokens for e in episodes) / n}
+    for outcome, eps in (("success", [e for e in episodes if solved(e)]),
+                         ("failure", [e for e in episodes if not solved(e)])):
+        out[f"calls_{outcome}"] = sum(e.costs.total_tool_calls for e in eps) / max(1, len(eps))
+        out[f"out_tokens_{outcome}"] = sum(e.costs.output_tokens for e in eps) / max(1, len(eps))
+    return out
 
 
 def splits(groups: list[list[Episode]]) -> dict[str, float]:
@@ -89,7 +96,7 @@ def splits(groups: list[list[Episode]]) -> dict[str, float]:
 
 
 def report(name: str, mode: str, episodes: list[Episode], extra: dict[str, float] | None = None) -> None:
-    figures = " ".join(f"{k}={v:.3f}" if k != "out_tokens" else f"{k}={v:.1f}"
+    figures = " ".join(f"{k}={v:.3f}" if not k.startswith("out_tokens") else f"{k}={v:.1f}"
                        for k, v in {**shares(episodes), **(extra or {})}.items())
     print(f"planner={name} decode={mode} episodes={len(episodes)} {figures}", flush=True)
 

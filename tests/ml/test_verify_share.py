@@ -26,3 +26,20 @@ def test_checks_after_changes_are_counted_and_split_groups_found():
     assert pairs
     assert vs.splits(pairs) == {"groups_split": 1.0, "split_cheaper_success": 1.0}
     assert vs.splits([[v, v] for v, _ in pairs])["groups_split"] == 0.0
+
+
+def test_calls_and_tokens_are_split_by_outcome():
+    import copy
+
+    vs = _verify_share()
+    tasks = suite_tasks("pa-sim", "test", 1)
+    plain = run_episodes(tasks, ReferenceSolver(ReferenceStyle()))
+    verify = run_episodes(tasks, ReferenceSolver(ReferenceStyle(verify=True)))
+    failed = copy.deepcopy(verify[0])
+    failed.verdict.success = False
+    eps = [*plain, failed]
+    got = vs.shares(eps)
+    assert got["calls_success"] == sum(e.costs.total_tool_calls for e in plain) / len(plain)
+    assert got["calls_failure"] == failed.costs.total_tool_calls
+    assert got["out_tokens_failure"] == failed.costs.output_tokens
+    assert got["success"] == len(plain) / len(eps)
