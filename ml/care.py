@@ -161,7 +161,6 @@ def care_group(
     wins = [r for r in group if r.success]
     pen = [0.0] * G
     by_turn = cfg.efficiency_credit == "turn"
-    m_c = 0
     if wins:
         m_o = min(r.output_tokens for r in wins)
         m_r = min(r.reasoning_tokens for r in wins)
@@ -179,7 +178,9 @@ def care_group(
     floor = cfg.std_floor_min + cfg.std_floor_success * rate
     sigma = max(sd, floor)
     excess: list[list[float]] = [[0.0] * len(r.calls) for r in group]
+    per_call = 0.0
     if by_turn and wins and lam > 0:
+        per_call = lam * cfg.w_tool_calls / (max(m_c, cfg.floor_tool_calls) * sigma)
         cheapest = min(wins, key=lambda r: (r.tool_calls, r.output_tokens))
         base = sum(map(len, cheapest.calls))
         for i, r in enumerate(group):
@@ -190,10 +191,9 @@ def care_group(
     n_excess = sum(map(sum, excess))
     dropped = cfg.drop_no_signal and sd < 1e-9 and not n_excess
     mu = _mean(R)
-    adv = [0.0] * G if dropped or sd < 1e-9 else [(x - mu) / sigma for x in R]
+    adv = [0.0] * G if sd < 1e-9 else [(x - mu) / sigma for x in R]
     if cfg.success_adv_nonneg:
         adv = [max(a, 0.0) if s[i] else a for i, a in enumerate(adv)]
-    per_call = lam * cfg.w_tool_calls / (max(m_c, cfg.floor_tool_calls) * sigma) if n_excess else 0.0
     turns = [[-per_call * n for n in e] for e in excess] if by_turn else []
     return GroupResult(R, adv, rate, kappa, sched.name, lam, pen, sigma, dropped,
                        info={"std": sd, "floor": floor, "excess_calls": round(n_excess, 6)}, turn_advantages=turns)

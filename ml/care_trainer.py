@@ -118,17 +118,15 @@ def action_tokens(e: Encoded) -> int:
 Advantage = float | list[float]
 
 
-def token_advantages(enc: Encoded, a: float, extra: list[float], ep: Episode) -> Advantage:
-    """``a`` on every token of ``enc``, plus ``extra[k]`` on the tokens of step k's turn (``enc.turns`` name
-    each turn's message, ``ml.sft.step_messages`` each step's); just ``a`` when no step of ``enc`` has one."""
-    if not any(extra):
+def token_advantages(enc: Encoded, a: float, charged: dict[int, float]) -> Advantage:
+    """``a`` on every token of ``enc``, plus ``charged[m]`` on the tokens of the turn at message m (``enc.turns``
+    name each turn's message); just ``a`` when no turn of ``enc`` is charged."""
+    spans = [(span, charged[span.message]) for span in enc.turns if span.message in charged]
+    if not spans:
         return a
-    step_of = {m: k for k, m in enumerate(step_messages(ep))}
     out = [a] * len(enc.ids)
-    for span in enc.turns:
-        k = step_of.get(span.message)
-        if k is not None and k < len(extra) and extra[k]:
-            out[span.start:span.end] = [a + extra[k]] * (span.end - span.start)
+    for span, x in spans:
+        out[span.start:span.end] = [a + x] * (span.end - span.start)
     return out
 
 
@@ -389,7 +387,9 @@ class CARETrainer:
             for ep, a, extra in zip(eps[skip:], res.advantages[skip:], turns, strict=True):
                 if a == 0.0 and not any(extra):  # no gradient: not worth encoding
                     continue
-                views = [(enc, token_advantages(enc, a, extra, ep)) for enc in
+                # the steps turn credit charged, by the message index their turns carry (``TurnSpan.message``)
+                charged = {m: x for m, x in zip(step_messages(ep), extra, strict=False) if x}
+                views = [(enc, token_advantages(enc, a, charged)) for enc in
                          encode_actions(ep, self.tokenizer, self.cfg) if sum(enc.mask)]
                 if views:
                     batch.append(views)

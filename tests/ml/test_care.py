@@ -135,11 +135,12 @@ def test_turn_advantages_land_on_their_steps_tokens_and_move_only_that_turn(toke
     k = 1  # charge the second step only
     extra = [0.0] * len(ep.steps)
     extra[k] = -2.0
-    assert token_advantages(views[0], 0.5, [0.0] * len(ep.steps), ep) == 0.5  # nothing charged: one number
+    assert token_advantages(views[0], 0.5, {}) == 0.5  # nothing charged: one number
     msg = step_messages(ep)[k]
+    charges = {m: x for m, x in zip(step_messages(ep), extra, strict=True) if x}
     charged = []
     for v in views:
-        adv = token_advantages(v, 0.5, extra, ep)
+        adv = token_advantages(v, 0.5, charges)
         assert isinstance(adv, list) and len(adv) == len(v.ids)
         for t in v.turns:
             want = -1.5 if t.message == msg else 0.5
@@ -150,7 +151,7 @@ def test_turn_advantages_land_on_their_steps_tokens_and_move_only_that_turn(toke
     # the tensor carries the numbers to the right positions.
     model = build_model(tiny_model_config, tokenizer)
     pad = tokenizer.pad_token_id
-    advs = [token_advantages(v, 0.0, extra, ep) for v in views]
+    advs = [token_advantages(v, 0.0, charges) for v in views]
 
     def turn_logps():
         with torch.no_grad():
