@@ -16,8 +16,9 @@ decoding:
 - ``episodes_unchecked=``: the share of episodes with at least one such change and no check at all;
 - ``success=``, ``calls=``, ``out_tokens=``: per episode (``out_tokens`` in the model's own tokens, the episode's
   ``costs.output_tokens``), and ``calls_success=``, ``calls_failure=``, ``out_tokens_success=``,
-  ``out_tokens_failure=`` over the successful and the failed episodes apart (a failure runs on to the step budget, and
-  CARE's efficiency term prices only successes);
+  ``out_tokens_failure=`` over the successful and the failed episodes apart (CARE's efficiency term prices only
+  successes), and ``failures_at_budget=``: the share of failures that ran to the task's step budget rather than
+  ending on a wrong answer;
 - sampled only, ``groups_split=``: the share of tasks whose ``--samples`` attempts (among those with a change)
   include one that checks and one that never does, the within-group contrast CARE's efficiency term can reward,
   and ``split_cheaper_success=``: of those, the share where an unchecked attempt succeeds with fewer calls than
@@ -78,6 +79,8 @@ def shares(episodes: list[Episode]) -> dict[str, float]:
                          ("failure", [e for e in episodes if not solved(e)])):
         out[f"calls_{outcome}"] = sum(e.costs.total_tool_calls for e in eps) / max(1, len(eps))
         out[f"out_tokens_{outcome}"] = sum(e.costs.output_tokens for e in eps) / max(1, len(eps))
+    failed = [e for e in episodes if not solved(e)]
+    out["failures_at_budget"] = sum(len(e.steps) >= e.task["budget"] for e in failed) / max(1, len(failed))
     return out
 
 

@@ -43,3 +43,6 @@ def test_calls_and_tokens_are_split_by_outcome():
     assert got["calls_failure"] == failed.costs.total_tool_calls
     assert got["out_tokens_failure"] == failed.costs.output_tokens
     assert got["success"] == len(plain) / len(eps)
+    assert got["failures_at_budget"] == 0.0  # the failure ended on its answer, well inside the budget
+    failed.task = {**failed.task, "budget": len(failed.steps)}
+    assert vs.shares(eps)["failures_at_budget"] == 1.0
