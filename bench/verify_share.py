@@ -72,14 +72,14 @@ def shares(episodes: list[Episode]) -> dict[str, float]:
             with_change += 1
             unchecked += not any(marks)
     n = max(1, len(episodes))
+    won = [e for e in episodes if solved(e)]
+    failed = [e for e in episodes if not solved(e)]
     out = {"checked_share": checked / max(1, changes), "episodes_unchecked": unchecked / max(1, with_change),
-           "success": sum(map(solved, episodes)) / n, "calls": sum(e.costs.total_tool_calls for e in episodes) / n,
+           "success": len(won) / n, "calls": sum(e.costs.total_tool_calls for e in episodes) / n,
            "out_tokens": sum(e.costs.output_tokens for e in episodes) / n}
-    for outcome, eps in (("success", [e for e in episodes if solved(e)]),
-                         ("failure", [e for e in episodes if not solved(e)])):
+    for outcome, eps in (("success", won), ("failure", failed)):
         out[f"calls_{outcome}"] = sum(e.costs.total_tool_calls for e in eps) / max(1, len(eps))
         out[f"out_tokens_{outcome}"] = sum(e.costs.output_tokens for e in eps) / max(1, len(eps))
-    failed = [e for e in episodes if not solved(e)]
     out["failures_at_budget"] = sum(len(e.steps) >= e.task["budget"] for e in failed) / max(1, len(failed))
     return out
 
