@@ -72,8 +72,10 @@ def shares(episodes: list[Episode]) -> dict[str, float]:
             with_change += 1
             unchecked += not any(marks)
     n = max(1, len(episodes))
-    won = [e for e in episodes if solved(e)]
-    failed = [e for e in episodes if not solved(e)]
+    won: list[Episode] = []
+    failed: list[Episode] = []
+    for e in episodes:  # solved() reads the verdict once per episode
+        (won if solved(e) else failed).append(e)
     out = {"checked_share": checked / max(1, changes), "episodes_unchecked": unchecked / max(1, with_change),
            "success": len(won) / n, "calls": sum(e.costs.total_tool_calls for e in episodes) / n,
            "out_tokens": sum(e.costs.output_tokens for e in episodes) / n}
