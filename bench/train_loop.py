@@ -10,7 +10,10 @@ schedules can engage; ``--rl-seeds FIRST:END`` draws fresh training instances in
 evaluates all four on the held-out split over
 ``--seeds`` evaluation seeds. Prints per planner: ``overall=`` and per-category scores (mean ±
 std), ``mean_output_tokens=`` (shared estimate scale), ``mean_tool_calls=``, cost per 1,000 tasks
-and wall time; then the Markdown table. Targets (issue 5): SFT >= 60% of the reference's Overall;
+and wall time; then the Markdown table; then, task by task on the same held-out tasks, each RL arm against
+SFT and CARE against GRPO (``paired A_vs_B overall_diff= output_tokens_cut= tool_calls_cut=``, each with a 95%
+bootstrap interval over the tasks, ``ml.evaluate.paired_comparison``: the seeds' ± is the spread between task
+slices, which a paired difference does not carry). Targets (issue 5): SFT >= 60% of the reference's Overall;
 CARE >= SFT + 5; CARE vs GRPO: >= 25% fewer output tokens and >= 15% fewer tool calls at an
 Overall at most 1 point lower.
 
@@ -40,7 +43,14 @@ from harness.reference import ReferenceStyle  # noqa: E402
 from ml.care_config import GUIDE_MODES, CAREConfig  # noqa: E402
 from ml.care_trainer import train_care  # noqa: E402
 from ml.chat import ChatFormat  # noqa: E402
-from ml.evaluate import EvalConfig, evaluate_checkpoint, evaluate_reference, markdown_table  # noqa: E402
+from ml.evaluate import (  # noqa: E402
+    EvalConfig,
+    EvalReport,
+    evaluate_checkpoint,
+    evaluate_reference,
+    markdown_table,
+    paired_comparison,
+)
 from ml.model import ModelConfig, read_card  # noqa: E402
 from ml.sft import lineage_totals, reference_episodes, train_sft, training_tasks  # noqa: E402
 from ml.sft_config import SFTConfig  # noqa: E402
@@ -316,6 +326,11 @@ def main() -> int:
         call_cut = cut(care['mean_tool_calls'], grpo['mean_tool_calls'])
         print(f"care_vs_grpo{tag} output_tokens_cut={tok_cut:+.1f}% (target >= +25%) tool_calls_cut={call_cut:+.1f}% "
               f"(target >= +15%) overall_diff={care['overall'] - grpo['overall']:+.2f} (target >= -1)")
+    reps = {rep.planner: rep for rep in reports}
+    for name in (*snapshot_arms, *rl_arms):
+        print(paired_line(reps[name], reps["sft"]))
+        if name.startswith("care") and (grpo_rep := reps.get("grpo" + name[len("care"):])) is not None:
+            print(paired_line(reps[name], grpo_rep))
     print(f"total_wall_s={time.perf_counter() - t_all:.1f}")
     return 0
 
@@ -341,6 +356,14 @@ def same_weights(a: str | Path, b: str | Path) -> bool:
         return True
     wa, wb = a / "model.safetensors", b / "model.safetensors"
     return wa.is_file() and wb.is_file() and filecmp.cmp(wa, wb, shallow=False)
+
+
+def paired_line(a: EvalReport, b: EvalReport) -> str:
+    """``a`` against ``b`` task by task on the held-out split (``ml.evaluate.paired_comparison``): each figure
+    with its 95% bootstrap interval over the tasks."""
+    figs = paired_comparison(a, b)
+    return f"paired {a.planner}_vs_{b.planner} " + " ".join(
+        f"{k}={est:+.2f} ci95=[{lo:+.2f},{hi:+.2f}]" for k, (est, lo, hi) in figs.items())
 
 
 def cut(new: float, base: float) -> float:

@@ -19,6 +19,7 @@ from console.sealing import secrets_scrub
 from console.selectors.lookup import get_or_404
 from console.selectors.training import (
     COMPARE_COLUMNS,
+    PAIRED_COLUMNS,
     TRAIN_KINDS,
     checkpoint_list,
     compare_csv,
@@ -39,13 +40,31 @@ def _forms(values: dict[str, str] | None = None) -> list[dict[str, Any]]:
     return forms
 
 
+def _compared(request: HttpRequest) -> tuple[list[dict[str, Any]], str, str]:
+    """The comparison rows, paired with ``?baseline=`` (a row's key) where given: (rows, baseline, error)."""
+    baseline = request.GET.get("baseline", "").strip()[:80]
+    if baseline:
+        try:
+            return compare_rows(baseline), baseline, ""
+        except ValueError as exc:
+            return compare_rows(), baseline, str(exc)
+    return compare_rows(), "", ""
+
+
 def _page(request: HttpRequest, *, errors: dict[str, list[str]] | None = None, run: str = "",
           values: dict[str, str] | None = None, status: int = 200) -> HttpResponse:
+    rows, baseline, baseline_error = _compared(request)
+    if baseline_error and status == 200:
+        status = 400
     context = {
         "checkpoints": checkpoint_list(),
         "runs": run_jobs(),
         "columns": COMPARE_COLUMNS,
-        "rows": compare_rows(),
+        "paired_columns": PAIRED_COLUMNS,
+        "rows": rows,
+        "baseline": baseline,
+        "baseline_name": next((r["name"] for r in rows if r["key"] == baseline), ""),
+        "baseline_error": baseline_error,
         "forms": _forms(values) if request.user.can_run_jobs else [],
         "errors": errors or {},
         "error_run": run,
@@ -93,13 +112,19 @@ def _download(body: str, content_type: str, filename: str) -> HttpResponse:
 @require_GET
 @login_required
 def training_compare_markdown(request: HttpRequest) -> HttpResponse:
-    return _download(compare_markdown(compare_rows()), "text/markdown", "comparison.md")
+    rows, _, error = _compared(request)
+    if error:
+        return HttpResponse(error, status=400, content_type="text/plain; charset=utf-8")
+    return _download(compare_markdown(rows), "text/markdown", "comparison.md")
 
 
 @require_GET
 @login_required
 def training_compare_csv(request: HttpRequest) -> HttpResponse:
-    return _download(compare_csv(compare_rows()), "text/csv", "comparison.csv")
+    rows, _, error = _compared(request)
+    if error:
+        return HttpResponse(error, status=400, content_type="text/plain; charset=utf-8")
+    return _download(compare_csv(rows), "text/csv", "comparison.csv")
 
 
 @require_GET

@@ -9,11 +9,16 @@ turn text, so a scripted planner and a model compare fairly); ``mean_model_token
 model's own token count; cost per 1,000 tasks = mean_model_tokens × 1,000 × price per token.
 Episodes run under a ``harness.version.HarnessVersion`` (the default one unless given); the report
 records its id, so evaluations of one planner under different harnesses stay apart.
+
+The seeds' ± is the spread between task slices, not the uncertainty of a comparison: every planner runs
+the same tasks, so ``paired_comparison`` matches two reports task by task (``EvalReport.tasks``) and gives
+the Overall difference and the cost cuts with a bootstrap interval over the held-out tasks.
 """
 
 from __future__ import annotations
 
 import math
+import random
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -63,6 +68,8 @@ class EvalReport:
     wall_s: float
     config: dict[str, Any] = field(default_factory=dict)
     harness: str = ""  # the HarnessVersion id the episodes ran under
+    # per held-out task, over all seeds: id, category, solved, output_tokens (shared scale), tool_calls
+    tasks: list[dict[str, Any]] = field(default_factory=list)
 
     def line(self) -> str:
         parts = [f"planner={self.planner}", f"harness={self.harness}"]
@@ -94,6 +101,12 @@ def episode_costs(ep: Episode) -> tuple[int, int]:
     return shared, ep.costs.output_tokens
 
 
+def task_outcomes(episodes: list[Episode]) -> list[dict[str, Any]]:
+    """What ``paired_comparison`` matches: one row per episode's task."""
+    return [{"id": ep.task["id"], "category": ep.task["category"], "solved": bool(ep.verdict and ep.verdict.success),
+             "output_tokens": episode_costs(ep)[0], "tool_calls": ep.costs.total_tool_calls} for ep in episodes]
+
+
 def score_seed(episodes: list[Episode], cfg: EvalConfig) -> dict[str, float]:
     from harness.bench import score
 
@@ -116,16 +129,18 @@ def evaluate(make_planner: Callable[[int], Any], cfg: EvalConfig | None = None, 
     harness = harness or HarnessVersion.default()
     t0 = time.perf_counter()
     per_seed = []
+    outcomes: list[dict[str, Any]] = []
     name = ""
     for k, seed in enumerate(cfg.seeds):
         planner = make_planner(seed)
         name = planner.name
         eps = run_episodes(seed_tasks(cfg, k), planner, harness=harness, batch_size=cfg.batch_size)
         per_seed.append(score_seed(eps, cfg))
+        outcomes += task_outcomes(eps)
     keys = [k for k in per_seed[0] if isinstance(per_seed[0][k], int | float)]
     mean = {k: sum(s[k] for s in per_seed) / len(per_seed) for k in keys}
     std = {k: math.sqrt(sum((s[k] - mean[k]) ** 2 for s in per_seed) / len(per_seed)) for k in keys}
-    return EvalReport(name, per_seed, mean, std, time.perf_counter() - t0, asdict(cfg), harness.id)
+    return EvalReport(name, per_seed, mean, std, time.perf_counter() - t0, asdict(cfg), harness.id, outcomes)
 
 
 def evaluate_checkpoint(path: str, cfg: EvalConfig | None = None, temperature: float = 0.0, *,
@@ -144,6 +159,66 @@ def evaluate_reference(cfg: EvalConfig | None = None, *, harness: HarnessVersion
     from harness.reference import ReferenceSolver
 
     return evaluate(lambda seed: ReferenceSolver(), cfg, harness=harness)
+
+
+Interval = tuple[float, float, float]  # (estimate, low, high)
+
+
+Pair = tuple[int, float, float, float, float]  # solved a − solved b, output tokens a, b, tool calls a, b
+
+
+def _paired_figures(pairs: dict[str, list[Pair]]) -> tuple[float, float, float]:
+    """(Overall a − b in points, output-token cut and tool-call cut of a against b in percent) over ``pairs``,
+    matched tasks by category; Overall weighs the categories' success rates as ``harness.bench.score``."""
+    from harness.bench import WEIGHTS
+
+    diff, totals = 0.0, [0.0, 0.0, 0.0, 0.0]
+    for c, rows in pairs.items():
+        cols = list(zip(*rows, strict=True))
+        diff += WEIGHTS[c] * 100 * sum(cols[0]) / len(rows)
+        for k in range(4):
+            totals[k] += sum(cols[k + 1])
+
+    def cut(new: float, base: float) -> float:
+        return 100 * (1 - new / base) if base else 0.0
+
+    return diff, cut(totals[0], totals[1]), cut(totals[2], totals[3])
+
+
+def paired_comparison(a: EvalReport, b: EvalReport, *, resamples: int = 2000, level: float = 0.95,
+                      seed: int = 0) -> dict[str, Interval]:
+    """``a`` against ``b`` on the same held-out tasks, matched by task id: ``overall_diff`` (a − b, points),
+    ``output_tokens_cut`` and ``tool_calls_cut`` (1 − a/b of the task totals, percent, as the training bench
+    prints them), each as (estimate, low, high). The interval is a percentile bootstrap at ``level`` that
+    resamples tasks with replacement within each category (the category sizes stay fixed, as in the suite),
+    both planners' rows of a task together, so it measures how far the comparison rests on which tasks were
+    drawn; a rerun of a training run varies on top of that. Raises ValueError when the reports do not hold
+    the same tasks."""
+    if not a.tasks or not b.tasks:
+        raise ValueError("both reports need their per-task outcomes (EvalReport.tasks; reports from before "
+                         "they were kept have none): evaluate again")
+    mine, theirs = {t["id"]: t for t in a.tasks}, {t["id"]: t for t in b.tasks}
+    if mine.keys() != theirs.keys():
+        raise ValueError(f"the reports ran different tasks ({len(mine.keys() - theirs.keys())} only in "
+                         f"{a.planner!r}, {len(theirs.keys() - mine.keys())} only in {b.planner!r}): evaluate both "
+                         "with the same EvalConfig")
+    if not 0 < level < 1 or resamples < 1:
+        raise ValueError("level must lie in (0, 1) and resamples be >= 1")
+    pairs: dict[str, list[Pair]] = {}
+    for tid in sorted(mine):
+        x, y = mine[tid], theirs[tid]
+        pairs.setdefault(x["category"], []).append((int(x["solved"]) - int(y["solved"]), x["output_tokens"],
+                                                    y["output_tokens"], x["tool_calls"], y["tool_calls"]))
+    rng = random.Random(seed)
+    draws = [_paired_figures({c: rng.choices(rows, k=len(rows)) for c, rows in pairs.items()})
+             for _ in range(resamples)]
+    lo_q, hi_q = (1 - level) / 2, 1 - (1 - level) / 2
+    out: dict[str, Interval] = {}
+    for k, (name, est) in enumerate(zip(("overall_diff", "output_tokens_cut", "tool_calls_cut"),
+                                        _paired_figures(pairs), strict=True)):
+        ranked = sorted(d[k] for d in draws)
+        out[name] = (est, ranked[int(lo_q * (resamples - 1))], ranked[math.ceil(hi_q * (resamples - 1))])
+    return out
 
 
 def markdown_table(reports: list[EvalReport]) -> str:

@@ -166,6 +166,59 @@ def test_comparison_table_and_exports(client):
     assert [r["planner"] for r in rows] == ["reference solver", "care-child"]  # unscored sft-base is left out
 
 
+def _tasks(solved: list[bool], calls: int) -> list[dict]:
+    cats = ("tool_use", "memory", "skills", "sub_agent")
+    return [{"id": f"t{i}", "category": cats[i % 4], "solved": s, "output_tokens": 100, "tool_calls": calls}
+            for i, s in enumerate(solved)]
+
+
+@pytest.mark.django_db
+def test_comparison_pairs_rows_task_by_task_against_a_chosen_baseline(client):
+    _login(client, Role.ANNOTATOR)
+    base_eval = factories.job_create(kind="train.evaluate", status=JobStatus.SUCCEEDED, config={"checkpoint": "x"},
+                                     result={"mean": MEAN, "std": STD, "tasks": _tasks([True, False] * 20, 4)})
+    # solves every task the base solves and 10 of the 20 it fails, with 3 calls instead of 4
+    care_eval = factories.job_create(kind="train.evaluate", status=JobStatus.SUCCEEDED, config={"checkpoint": "y"},
+                                     result={"mean": MEAN, "std": STD,
+                                             "tasks": _tasks([True, True, True, False] * 10, 3)})
+    old_eval = factories.job_create(kind="train.evaluate", status=JobStatus.SUCCEEDED, config={"checkpoint": "z"},
+                                    result={"mean": MEAN, "std": STD})  # from before per-task outcomes were kept
+    base = Checkpoint.objects.create(name="sft-base", path="a", kind="sft",
+                                     scores={"mean": MEAN, "std": STD, "job": str(base_eval.id)})
+    Checkpoint.objects.create(name="care-child", path="b", kind="care", parent=base,
+                              scores={"mean": MEAN, "std": STD, "job": str(care_eval.id)})
+    Checkpoint.objects.create(name="older", path="c", kind="care", scores={"mean": MEAN, "std": STD,
+                                                                            "job": str(old_eval.id)})
+    plain = client.get("/training/").content.decode()
+    assert 'data-testid="pair-form"' in plain and 'data-testid="paired"' not in plain
+
+    page = client.get(f"/training/?baseline={base.id}")
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "Δ Overall vs sft-base" in text
+    # by category (task i is cats[i % 4]) both solve all of tool_use and skills and none of sub_agent; care-child
+    # solves all of memory, the base none: 0.2 * 100 = +20 points on every resample; calls 3 against 4: a 25% cut
+    assert text.count('data-testid="paired"') == 3  # care-child's figures; older has no outcomes to pair
+    assert '<td class="num clear" data-value="20.0" data-testid="paired">+20.00 [+20.00, +20.00]</td>' in text
+    assert ">+0.00 [+0.00, +0.00]<" in text and ">+25.00 [+25.00, +25.00]<" in text
+    assert "per-task outcomes" in text and ">baseline<" in text
+    assert f'href="/training/compare.csv?baseline={base.id}"' in text
+
+    md = client.get(f"/training/compare.md?baseline={base.id}").content.decode()
+    row = next(line for line in md.splitlines() if line.startswith("| care-child "))
+    assert row.endswith("| +20.00 [+20.00, +20.00] | +0.00 [+0.00, +0.00] | +25.00 [+25.00, +25.00] |")
+    csv_rows = list(csv.DictReader(io.StringIO(client.get(f"/training/compare.csv?baseline={base.id}")
+                                               .content.decode())))
+    mine = next(r for r in csv_rows if r["planner"] == "care-child")
+    assert mine["paired_baseline"] == "sft-base" and float(mine["tool_calls_cut"]) == pytest.approx(25.0)
+    assert float(mine["overall_diff"]) == float(mine["overall_diff_lo"]) == pytest.approx(20.0)
+    assert next(r for r in csv_rows if r["planner"] == "older")["paired_note"].startswith("both reports need")
+
+    bad = client.get("/training/?baseline=no-such-row")
+    assert bad.status_code == 400 and "no evaluated row" in bad.content.decode()
+    assert client.get("/training/compare.csv?baseline=no-such-row").status_code == 400
+
+
 @pytest.mark.django_db
 def test_run_metrics_feed_the_live_curve(client):
     _login(client, Role.ANNOTATOR)

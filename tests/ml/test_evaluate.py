@@ -97,3 +97,75 @@ def test_first_divergence_names_the_first_turn_that_leaves_the_reference():
     a, b = ToolCall("1", "x", {"k": 1}), ToolCall("2", "y", {})
     assert call_keys([a, b]) == call_keys([b.to_dict(), a.to_dict()])
     assert call_keys([a]) != call_keys([ToolCall("1", "x", {"k": 2})])
+
+
+def _report(name, rows):
+    """An EvalReport holding only per-task rows: (id, category, solved, output_tokens, tool_calls)."""
+    from ml.evaluate import EvalReport
+
+    tasks = [{"id": i, "category": c, "solved": s, "output_tokens": o, "tool_calls": k} for i, c, s, o, k in rows]
+    return EvalReport(name, [], {}, {}, 0.0, tasks=tasks)
+
+
+def test_paired_comparison_matches_hand_computed_figures():
+    from ml.evaluate import paired_comparison
+
+    # tool_use: a solves 2 of 2, b 1 of 2; memory: a 0 of 1, b 1 of 1; skills and sub_agent: both solve their one task
+    a = _report("a", [("t1", "tool_use", True, 100, 2), ("t2", "tool_use", True, 100, 2),
+                      ("m1", "memory", False, 100, 4), ("s1", "skills", True, 100, 2), ("g1", "sub_agent", True, 0, 2)])
+    b = _report("b", [("t1", "tool_use", True, 200, 3), ("t2", "tool_use", False, 200, 3),
+                      ("m1", "memory", True, 100, 3), ("s1", "skills", True, 100, 3), ("g1", "sub_agent", True, 0, 3)])
+    figs = paired_comparison(a, b, resamples=500)
+    # 0.5 * (100 - 50) + 0.2 * (0 - 100) = 25 - 20 = +5 points
+    assert figs["overall_diff"][0] == pytest.approx(5.0)
+    assert figs["output_tokens_cut"][0] == pytest.approx(100 * (1 - 400 / 600))
+    assert figs["tool_calls_cut"][0] == pytest.approx(100 * (1 - 12 / 15))
+    for est, lo, hi in figs.values():
+        assert lo <= est <= hi
+    # a task resampled alone: tool_use draws (t1, t1), (t1, t2) or (t2, t2), memory's one pair is fixed
+    assert figs["overall_diff"][1] == pytest.approx(-20.0) and figs["overall_diff"][2] == pytest.approx(30.0)
+    same = paired_comparison(a, a, resamples=50)
+    assert all(v == (0.0, 0.0, 0.0) for v in same.values())
+
+
+def test_paired_interval_has_the_analytic_stratified_width_and_refuses_unmatched_reports():
+    import math
+    import random
+
+    from harness.bench import WEIGHTS
+    from ml.evaluate import paired_comparison
+
+    rng = random.Random(3)
+    rows_a, rows_b = [], []
+    for c in WEIGHTS:
+        for i in range(60):
+            sa, sb = rng.random() < 0.7, rng.random() < 0.55
+            rows_a.append((f"{c}{i}", c, sa, 100, 3))
+            rows_b.append((f"{c}{i}", c, sb, 100, 4))
+    a, b = _report("care", rows_a), _report("sft", rows_b)
+    est, lo, hi = paired_comparison(a, b, resamples=4000, seed=1)["overall_diff"]
+    # normal approximation: var = sum_c w_c^2 * var(d_c) / n_c with d = 100 * (s_a - s_b) per task
+    var = 0.0
+    for c, w in WEIGHTS.items():
+        d = [100 * (x[2] - y[2]) for x, y in zip(rows_a, rows_b, strict=True) if x[1] == c]
+        m = sum(d) / len(d)
+        var += w * w * sum((v - m) ** 2 for v in d) / len(d) / len(d)
+    assert (hi - lo) == pytest.approx(2 * 1.96 * math.sqrt(var), rel=0.15)
+    assert lo < est < hi
+    with pytest.raises(ValueError, match="different tasks"):
+        paired_comparison(a, _report("other", rows_b[1:]))
+    with pytest.raises(ValueError, match="per-task outcomes"):
+        paired_comparison(a, _report("old", []))
+
+
+def test_evaluate_keeps_every_task_outcome_and_pairs_reproduce_the_means():
+    from ml.evaluate import paired_comparison
+
+    cfg = EvalConfig(per_category=1)
+    ref = evaluate(lambda seed: ReferenceSolver(), cfg)
+    none = evaluate(lambda seed: DoNothingPlanner(), cfg)
+    assert len(ref.tasks) == 12 and {t["id"] for t in ref.tasks} == {t["id"] for t in none.tasks}
+    assert all(t["solved"] for t in ref.tasks) and not any(t["solved"] for t in none.tasks)
+    figs = paired_comparison(ref, none, resamples=20)
+    assert figs["overall_diff"][0] == pytest.approx(ref.mean["overall"] - none.mean["overall"]) == 100.0
+    assert sum(t["tool_calls"] for t in ref.tasks) / 12 == pytest.approx(ref.mean["mean_tool_calls"])

@@ -256,3 +256,7 @@ def test_reference_evaluation_records_its_harness_version(db, data_dir):
     assert job.result["mean"]["overall"] == 100.0
     (row,) = [r for r in compare_rows() if r["kind"] == "reference"]
     assert row["harness"] == job.result["harness"]
+    # the stored result keeps each task's outcome, so the comparison can pair it with another evaluation
+    assert len(job.result["tasks"]) == 4 and all(t["solved"] for t in job.result["tasks"])
+    (paired,) = [r for r in compare_rows(baseline="reference") if r["kind"] == "reference"]
+    assert paired["paired_note"] == "baseline" and row["job"] == str(job.id)
