@@ -66,3 +66,38 @@ def test_care_run_curves_and_histogram_draw_and_follow_new_points(browser, trans
     expect(page.locator(f'[data-run-message="{job.id}"]')).to_have_text("checkpoint saved at iteration 4")
     assert page.evaluate("window.__noReload") == "still here"
     assert page.request.get(f"{daphne_url}/training/runs/{job.id}/metrics/").json()["terminal"] is True
+
+
+def test_comparison_pairs_against_a_baseline_chosen_by_keyboard_and_sorts_by_the_difference(
+        browser, transactional_db, daphne_url):  # noqa: F811
+    from playwright.sync_api import expect
+
+    from console.models import Checkpoint
+    from tests.console.test_training_pages import MEAN, STD, _tasks
+
+    def scored(name: str, solved: list[bool], calls: int) -> Checkpoint:
+        ev = factories.job_create(kind="train.evaluate", status=JobStatus.SUCCEEDED, config={"checkpoint": name},
+                                  result={"mean": MEAN, "std": STD, "tasks": _tasks(solved, calls)})
+        return Checkpoint.objects.create(name=name, path=name, kind="care",
+                                         scores={"mean": MEAN, "std": STD, "job": str(ev.id)})
+
+    scored("base", [True, False] * 20, 4)
+    scored("better", [True, True, True, False] * 10, 3)  # +20 points (memory), 25% fewer calls
+    scored("worse", [True, False, False, False] * 10, 5)  # -20 points (skills), 25% more calls
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    _login(page, daphne_url, factories.user_create(role=Role.ANNOTATOR).username)
+    page.goto(f"{daphne_url}/training/")
+    select = page.locator('[data-testid="baseline"]')
+    select.focus()
+    select.select_option(label="base")
+    page.keyboard.press("Tab")
+    page.keyboard.press("Enter")  # the Pair button
+    expect(page.locator("#compare-table th", has_text="Δ Overall vs base")).to_be_visible()
+    header = page.locator("#compare-table th", has_text="Δ Overall vs base")
+    header.click()  # ascending
+    names = page.locator("#compare-table tbody tr td:first-child").all_inner_texts()
+    assert names == ["base", "worse", "better"]  # the baseline has no figure and sorts first
+    expect(page.locator("#compare-table tbody tr", has_text="better").locator("td.clear").first).to_have_text(
+        "+20.00 [+20.00, +20.00]")
+    header.click()  # descending
+    assert page.locator("#compare-table tbody tr td:first-child").all_inner_texts()[0] == "better"
