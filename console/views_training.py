@@ -25,6 +25,7 @@ from console.selectors.training import (
     compare_csv,
     compare_markdown,
     compare_rows,
+    paired_rows,
     run_curve,
     run_jobs,
 )
@@ -43,12 +44,13 @@ def _forms(values: dict[str, str] | None = None) -> list[dict[str, Any]]:
 def _compared(request: HttpRequest) -> tuple[list[dict[str, Any]], str, str]:
     """The comparison rows, paired with ``?baseline=`` (a row's key) where given: (rows, baseline, error)."""
     baseline = request.GET.get("baseline", "").strip()[:80]
+    rows = compare_rows()
     if baseline:
         try:
-            return compare_rows(baseline), baseline, ""
-        except ValueError as exc:
-            return compare_rows(), baseline, str(exc)
-    return compare_rows(), "", ""
+            paired_rows(rows, baseline)
+        except ValueError as exc:  # an unknown baseline: the rows stay unpaired
+            return rows, baseline, str(exc)
+    return rows, baseline, ""
 
 
 def _page(request: HttpRequest, *, errors: dict[str, list[str]] | None = None, run: str = "",

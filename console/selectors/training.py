@@ -78,15 +78,15 @@ def _row(name: str, kind: str, mean: dict[str, Any], std: dict[str, Any], checkp
     row: dict[str, Any] = {"name": name, "kind": kind, "checkpoint": checkpoint, "harness": harness or "",
                            "url": url, "key": key, "job": str(job) if job else "", "cells": [], "paired": None,
                            "paired_note": ""}
-    for key, _label in CATEGORY_COLUMNS:
-        m, s = mean.get(key), std.get(key)
-        row["cells"].append({"key": key, "mean": m, "std": s,
+    for col, _label in CATEGORY_COLUMNS:
+        m, s = mean.get(col), std.get(col)
+        row["cells"].append({"key": col, "mean": m, "std": s,
                              "text": f"{m:.2f} ± {s:.2f}" if isinstance(m, int | float) and isinstance(s, int | float)
                              else "—"})
-    for key, _label in COST_COLUMNS:
-        m = mean.get(key)
-        row["cells"].append({"key": key, "mean": m, "std": None,
-                             "text": (f"{m:.4f}" if key == "cost_per_1k_tasks" else f"{m:.2f}")
+    for col, _label in COST_COLUMNS:
+        m = mean.get(col)
+        row["cells"].append({"key": col, "mean": m, "std": None,
+                             "text": (f"{m:.4f}" if col == "cost_per_1k_tasks" else f"{m:.2f}")
                              if isinstance(m, int | float) else "—"})
     return row
 
@@ -100,11 +100,11 @@ def _scored(result: Any) -> bool:
     return isinstance(result, dict) and isinstance(result.get("mean"), dict)
 
 
-def compare_rows(baseline: str = "") -> list[dict[str, Any]]:
+def compare_rows() -> list[dict[str, Any]]:
     """The reference solver (its latest evaluation), each evaluated checkpoint (newest first), then each
     endpoint model (its latest evaluation per URL and model). Every row names the harness version it
-    was evaluated under ("" for evaluations older than that record). With ``baseline`` (a row's ``key``),
-    every other row is also paired with it task by task (``paired_rows``)."""
+    was evaluated under ("" for evaluations older than that record) and its ``key``, by which
+    ``paired_rows`` takes it as the baseline."""
     rows = []
     ref = next((job for job in _evaluations("reference") if _scored(job.result)), None)
     if ref is not None:
@@ -122,8 +122,6 @@ def compare_rows(baseline: str = "") -> list[dict[str, Any]]:
         seen.add(target)
         rows.append(_row(target[1], "endpoint", job.result["mean"], job.result.get("std", {}), None,
                          key=f"endpoint:{job.id}", job=job.id, harness=job.result.get("harness", ""), url=target[0]))
-    if baseline:
-        paired_rows(rows, baseline)
     return rows
 
 

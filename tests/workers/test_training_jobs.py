@@ -246,7 +246,7 @@ def test_endpoint_evaluation_is_compared_and_exported_and_never_shows_its_key(db
 
 
 def test_reference_evaluation_records_its_harness_version(db, data_dir):
-    from console.selectors.training import compare_rows
+    from console.selectors.training import compare_rows, paired_rows
     from harness.version import HarnessVersion
 
     memory_always = {"name": "memory-always", "offer_memory": "always"}
@@ -258,5 +258,7 @@ def test_reference_evaluation_records_its_harness_version(db, data_dir):
     assert row["harness"] == job.result["harness"]
     # the stored result keeps each task's outcome, so the comparison can pair it with another evaluation
     assert len(job.result["tasks"]) == 4 and all(t["solved"] for t in job.result["tasks"])
-    (paired,) = [r for r in compare_rows(baseline="reference") if r["kind"] == "reference"]
+    rows = compare_rows()
+    paired_rows(rows, "reference")
+    (paired,) = [r for r in rows if r["kind"] == "reference"]
     assert paired["paired_note"] == "baseline" and row["job"] == str(job.id)
