@@ -167,15 +167,13 @@ Interval = tuple[float, float, float]  # (estimate, low, high)
 Pair = tuple[int, float, float, float, float]  # solved a − solved b, output tokens a, b, tool calls a, b
 
 
-def _paired_figures(pairs: dict[str, list[Pair]]) -> tuple[float, float, float]:
+def _paired_figures(pairs: dict[str, list[Pair]], weights: dict[str, float]) -> tuple[float, float, float]:
     """(Overall a − b in points, output-token cut and tool-call cut of a against b in percent) over ``pairs``,
-    matched tasks by category; Overall weighs the categories' success rates as ``harness.bench.score``."""
-    from harness.bench import WEIGHTS
-
+    matched tasks by category; Overall weighs the categories' success rates by ``weights``."""
     diff, totals = 0.0, [0.0, 0.0, 0.0, 0.0]
     for c, rows in pairs.items():
         cols = list(zip(*rows, strict=True))
-        diff += WEIGHTS[c] * 100 * sum(cols[0]) / len(rows)
+        diff += weights[c] * 100 * sum(cols[0]) / len(rows)
         for k in range(4):
             totals[k] += sum(cols[k + 1])
 
@@ -209,13 +207,15 @@ def paired_comparison(a: EvalReport, b: EvalReport, *, resamples: int = 2000, le
         x, y = mine[tid], theirs[tid]
         pairs.setdefault(x["category"], []).append((int(x["solved"]) - int(y["solved"]), x["output_tokens"],
                                                     y["output_tokens"], x["tool_calls"], y["tool_calls"]))
+    from harness.bench import WEIGHTS  # as harness.bench.score weighs the categories
+
     rng = random.Random(seed)
-    draws = [_paired_figures({c: rng.choices(rows, k=len(rows)) for c, rows in pairs.items()})
+    draws = [_paired_figures({c: rng.choices(rows, k=len(rows)) for c, rows in pairs.items()}, WEIGHTS)
              for _ in range(resamples)]
     lo_q, hi_q = (1 - level) / 2, 1 - (1 - level) / 2
     out: dict[str, Interval] = {}
     for k, (name, est) in enumerate(zip(("overall_diff", "output_tokens_cut", "tool_calls_cut"),
-                                        _paired_figures(pairs), strict=True)):
+                                        _paired_figures(pairs, WEIGHTS), strict=True)):
         ranked = sorted(d[k] for d in draws)
         out[name] = (est, ranked[int(lo_q * (resamples - 1))], ranked[math.ceil(hi_q * (resamples - 1))])
     return out

@@ -174,9 +174,7 @@ def paired_rows(rows: list[dict[str, Any]], baseline: str) -> None:
         r["paired_cells"] = [{"value": r["paired"][k][0], "text": paired_text(r["paired"][k]),
                               "clear": r["paired"][k][1] > 0 or r["paired"][k][2] < 0}
                              for k, _ in PAIRED_COLUMNS] if r["paired"] else []
-    base_name = base["name"]
-    for r in rows:
-        r["baseline"] = base_name
+        r["baseline"] = base["name"]
 
 
 def _md(text: str) -> str:
