@@ -73,6 +73,10 @@ class CAREConfig:
     Loss (token-level clipped policy gradient, tool replies masked):
         eps_low, eps_high: ratio clip range [1 − eps_low, 1 + eps_high] (clip-higher: eps_high > eps_low).
         kl_coef: weight of the k3 KL estimate to the SFT reference policy (0 = no reference model).
+        score_temperature: True (default) scores the policy's, the old policy's and the reference's
+            log-probs as softmax(logits / temperature), the distribution the rollouts sampled from, so the
+            gradient is the sampled policy's; False scores softmax(logits), as the trainer did up to stop 38
+            (its policy gradient then belongs to a flatter policy than the one that acted).
         lr, weight_decay, grad_clip: AdamW and clipping. ppo_epochs: passes over each rollout batch.
         minibatch_episodes: episodes per optimiser step (the rollout batch is split into minibatches,
             so from the second minibatch on the policy has moved and the clip is active).
@@ -138,6 +142,7 @@ class CAREConfig:
     eps_low: float = 0.2
     eps_high: float = 0.28
     kl_coef: float = 0.02
+    score_temperature: bool = True
     lr: float = 1e-4
     weight_decay: float = 0.0
     grad_clip: float = 1.0
@@ -200,7 +205,7 @@ class CAREConfig:
             e["std_floor_min"] = "must be > 0"
         if not self.std_floor_success >= 0:
             e["std_floor_success"] = "must be >= 0"
-        for name in ("success_adv_nonneg", "greedy_anchor"):
+        for name in ("success_adv_nonneg", "greedy_anchor", "score_temperature"):
             if not isinstance(getattr(self, name), bool):
                 e[name] = "must be true or false"
         if self.efficiency_credit not in ("episode", "turn"):

@@ -158,10 +158,12 @@ def micro_batches(views: list[tuple[Encoded, Advantage]], max_tokens: int) -> li
     return [*out, cur] if cur else out
 
 
-def token_logprobs(model: Any, examples: list[Encoded], pad_id: int, device: Any) -> tuple[Any, Any]:
+def token_logprobs(model: Any, examples: list[Encoded], pad_id: int, device: Any,
+                   temperature: float = 1.0) -> tuple[Any, Any]:
     """Log-probabilities of each token given its prefix, right-padded: (logp (B, T), mask (B, T)).
 
-    Position t holds log p(ids[t] | ids[:t]); position 0 and padding are 0 with mask 0.
+    Position t holds log p(ids[t] | ids[:t]) under softmax(logits / temperature); position 0 and padding
+    are 0 with mask 0.
     """
     import torch
 
@@ -180,7 +182,7 @@ def token_logprobs(model: Any, examples: list[Encoded], pad_id: int, device: Any
     hidden = model.get_decoder()(input_ids=ids, attention_mask=attn, use_cache=False).last_hidden_state  # (B, T, C)
     sel = mask[:, 1:].bool()  # (B, T-1): position t predicts token t+1
     logits = model.get_output_embeddings()(hidden[:, :-1][sel])  # (N, V)
-    lp = torch.log_softmax(logits.float(), dim=-1).gather(-1, ids[:, 1:][sel][:, None]).squeeze(-1)  # (N,)
+    lp = torch.log_softmax(logits.float() / temperature, dim=-1).gather(-1, ids[:, 1:][sel][:, None]).squeeze(-1)
     logp = torch.zeros((B, T), device=device, dtype=lp.dtype)
     logp[:, 1:][sel] = lp
     return logp, mask
@@ -406,6 +408,10 @@ class CARETrainer:
         if batch:
             self.model.train()
             mb, pad = cfg.minibatch_episodes, self.tokenizer.pad_token_id
+            temp = cfg.temperature if cfg.score_temperature else 1.0  # the sampled distribution's log-probs
+
+            def scored(model: Any, mbt: list[tuple[Encoded, Advantage]]) -> tuple[Any, Any]:
+                return token_logprobs(model, [e for e, _ in mbt], pad, self.device, temp)
             # Each optimiser step's sequences, in micro-batches of similar length (one padded forward each).
             chunks = [micro_batches([v for ep in batch[i:i + mb] for v in ep], cfg.microbatch_tokens)
                       for i in range(0, len(batch), mb)]
@@ -419,14 +425,12 @@ class CARETrainer:
             with torch.no_grad():
                 for i, ch in enumerate(chunks):
                     if i:
-                        olds.append([token_logprobs(self.model, [e for e, _ in mbt], pad, self.device)[0]
-                                     for mbt in ch])
-                    refs.append([token_logprobs(self.ref, [e for e, _ in mbt], pad, self.device)[0]
-                                 if self.ref is not None else None for mbt in ch])
+                        olds.append([scored(self.model, mbt)[0] for mbt in ch])
+                    refs.append([scored(self.ref, mbt)[0] if self.ref is not None else None for mbt in ch])
             for _ in range(cfg.ppo_epochs):
                 for i, (ch, ref, n_all) in enumerate(zip(chunks, refs, n_alls, strict=True)):
                     for j, mbt in enumerate(ch):
-                        logp, mask = token_logprobs(self.model, [e for e, _ in mbt], pad, self.device)
+                        logp, mask = scored(self.model, mbt)
                         if olds[i][j] is None:
                             olds[i][j] = logp.detach()
                         adv = advantage_tensor([a for _, a in mbt], logp)  # (B, T)

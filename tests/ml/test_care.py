@@ -527,11 +527,32 @@ def test_old_logprobs_are_the_policy_before_the_update(tokenizer, tiny_model_con
     m = trainer.step()
     assert m["updates"] == 8 and len(seen_old) == 8  # 4 episodes, one per minibatch, 2 epochs
     for exs, old in zip(seen_exs, seen_old, strict=True):
-        with torch.no_grad():
-            want, _ = real_logprobs(before, exs, tokenizer.pad_token_id, "cpu")
+        with torch.no_grad():  # scored as sampled: softmax(logits / the rollout temperature)
+            want, _ = real_logprobs(before, exs, tokenizer.pad_token_id, "cpu", cfg.temperature)
+            flat, _ = real_logprobs(before, exs, tokenizer.pad_token_id, "cpu")
         assert torch.allclose(old, want, atol=1e-5)
+        assert not torch.allclose(old, flat, atol=1e-3)
     assert torch.equal(seen_logp[0], seen_old[0])  # nothing had moved yet
     assert not torch.allclose(seen_logp[4], seen_old[4], atol=1e-4)  # the second epoch sees the updated policy
+
+
+def test_token_logprobs_score_the_sampled_distribution(tokenizer, tiny_model_config):
+    """At temperature T a token's log-prob is log softmax(logits / T) of the full model's logits at its prefix,
+    so the trainer's ratio and gradient belong to the policy the sampler drew from (T = 1: the model as is)."""
+    from ml.care_trainer import token_logprobs
+    from ml.model import build_model
+
+    torch.manual_seed(0)
+    model = build_model(tiny_model_config, tokenizer).eval()
+    ids = tokenizer.encode("<|im_start|>assistant\nTurn Wi-Fi on.<|im_end|>", add_special_tokens=False)
+    ex = Encoded(ids, [0] * 3 + [1] * (len(ids) - 3))
+    with torch.no_grad():
+        logits = model(input_ids=torch.tensor([ids])).logits[0, :-1].float()  # position t predicts token t+1
+        for t in (1.0, 0.8, 0.5):
+            lp, mask = token_logprobs(model, [ex], tokenizer.pad_token_id, "cpu", t)
+            full = torch.log_softmax(logits / t, dim=-1).gather(-1, torch.tensor(ids[1:])[:, None]).squeeze(-1)
+            assert mask[0].tolist() == [0.0] * 3 + [1.0] * (len(ids) - 3)
+            assert torch.allclose(lp[0, 1:] * mask[0, 1:], full * mask[0, 1:], atol=1e-5)
 
 
 def test_micro_batches_sort_by_length_and_bound_the_padded_size():
