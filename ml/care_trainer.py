@@ -158,12 +158,12 @@ def micro_batches(views: list[tuple[Encoded, Advantage]], max_tokens: int) -> li
     return [*out, cur] if cur else out
 
 
-def token_logprobs(model: Any, examples: list[Encoded], pad_id: int, device: Any,
-                   temperature: float = 1.0) -> tuple[Any, Any]:
-    """Log-probabilities of each token given its prefix, right-padded: (logp (B, T), mask (B, T)).
+def action_logits(model: Any, examples: list[Encoded], pad_id: int, device: Any) -> tuple[Any, Any, Any, Any]:
+    """The model's next-token logits at every action token of ``examples`` (right-padded into (B, T)):
+    (logits (N, V), the N tokens they predict, sel (B, T-1): where they sit, mask (B, T)).
 
-    Position t holds log p(ids[t] | ids[:t]) under softmax(logits / temperature); position 0 and padding
-    are 0 with mask 0.
+    Position t of ``sel`` predicts token t+1; ``mask`` is the examples' mask with position 0 (no prefix)
+    and padding at 0.
     """
     import torch
 
@@ -181,9 +181,21 @@ def token_logprobs(model: Any, examples: list[Encoded], pad_id: int, device: Any
     # on CPU the vocabulary projection of every prompt and tool-reply token would dominate.
     hidden = model.get_decoder()(input_ids=ids, attention_mask=attn, use_cache=False).last_hidden_state  # (B, T, C)
     sel = mask[:, 1:].bool()  # (B, T-1): position t predicts token t+1
-    logits = model.get_output_embeddings()(hidden[:, :-1][sel])  # (N, V)
-    lp = torch.log_softmax(logits.float() / temperature, dim=-1).gather(-1, ids[:, 1:][sel][:, None]).squeeze(-1)
-    logp = torch.zeros((B, T), device=device, dtype=lp.dtype)
+    return model.get_output_embeddings()(hidden[:, :-1][sel]), ids[:, 1:][sel], sel, mask
+
+
+def token_logprobs(model: Any, examples: list[Encoded], pad_id: int, device: Any,
+                   temperature: float = 1.0) -> tuple[Any, Any]:
+    """Log-probabilities of each token given its prefix, right-padded: (logp (B, T), mask (B, T)).
+
+    Position t holds log p(ids[t] | ids[:t]) under softmax(logits / temperature); position 0 and padding
+    are 0 with mask 0.
+    """
+    import torch
+
+    logits, targets, sel, mask = action_logits(model, examples, pad_id, device)
+    lp = torch.log_softmax(logits.float() / temperature, dim=-1).gather(-1, targets[:, None]).squeeze(-1)  # (N,)
+    logp = torch.zeros(mask.shape, device=device, dtype=lp.dtype)
     logp[:, 1:][sel] = lp
     return logp, mask
 
@@ -403,7 +415,9 @@ class CARETrainer:
         import torch
 
         cfg = self.cfg
-        stats: dict[str, float] = {"pg_loss": 0.0, "kl": 0.0, "clip_frac": 0.0}
+        # adv_token_mean: the advantage's mean over the action tokens (token-weighted, as the loss averages); a
+        # group's advantages sum to zero per episode, so a negative mean is longer failures outweighing successes.
+        stats: dict[str, float] = {"pg_loss": 0.0, "kl": 0.0, "clip_frac": 0.0, "adv_token_mean": 0.0}
         n_updates = 0
         if batch:
             self.model.train()
@@ -438,6 +452,7 @@ class CARETrainer:
                                                  eps_high=cfg.eps_high, ref_logp=ref[j], kl_coef=cfg.kl_coef)
                         share = float(mask.sum()) / n_all
                         (loss * share).backward()
+                        info = {**info, "adv_token_mean": float((adv * mask).sum() / mask.sum().clamp(min=1))}
                         for k in stats:
                             stats[k] += info[k] * share
                     torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip)
