@@ -270,7 +270,8 @@ def main() -> int:
               + (f"excess_calls={m['excess_calls']:.1f} " if "excess_calls" in m else "")
               + f"reward={m['reward']:.3f} "
               f"out_tokens={m['output_tokens']:.1f} calls={m['tool_calls']:.2f} kept={m['groups_kept']} "
-              f"kl={m['kl']:.4f} clip={m['clip_frac']:.3f} schedules={json.dumps(m['schedules'])} "
+              f"kl={m['kl']:.4f} clip={m['clip_frac']:.3f} adv={m['adv_token_mean']:.3f} "
+              f"schedules={json.dumps(m['schedules'])} "
               f"roll_s={m['rollout_s']:.1f} s={m['iteration_s']:.1f}", flush=True)
 
     snapshot_arms: list[str] = []

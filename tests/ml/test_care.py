@@ -620,8 +620,26 @@ def test_micro_batches_change_the_forwards_not_the_update(tokenizer, tiny_model_
     for a, b in zip(g0, g1, strict=True):
         # Float sums in another order differ by ~1e-6 of a gradient's norm; a mis-weighted micro-batch by far more.
         assert all((x - y).norm() <= 1e-4 * x.norm() + 1e-9 for x, y in zip(a, b, strict=True))
-    for k in ("pg_loss", "kl", "clip_frac"):
+    for k in ("pg_loss", "kl", "clip_frac", "adv_token_mean"):
         assert m1[k] == pytest.approx(m0[k], abs=1e-6), k
+
+
+def test_adv_token_mean_weighs_each_episode_by_its_action_tokens(tokenizer, tiny_model_config, tmp_path):
+    """A 2-token success at +1 and a 6-token failure at −1 in one minibatch: the loss's token mean sees
+    (2 − 6) / 8 = −0.5 of advantage per token, though the two episodes' advantages sum to zero."""
+    from ml.care_trainer import CARETrainer
+    from ml.model import build_model, save_checkpoint
+
+    init = save_checkpoint(build_model(tiny_model_config, tokenizer), tokenizer, tmp_path / "sft")
+    trainer = CARETrainer(CAREConfig(kl_coef=0, minibatch_episodes=16), init_from=init, tasks=[])
+    ids = tokenizer.encode("<|im_start|>assistant\nTurn Wi-Fi on now please.<|im_end|>", add_special_tokens=False)
+    assert len(ids) > 8
+
+    def ex(n):  # the last n tokens are the action
+        return Encoded(ids, [0] * (len(ids) - n) + [1] * n)
+
+    stats, updates = trainer.update([[(ex(2), 1.0)], [(ex(6), -1.0)]])
+    assert updates == 1 and stats["adv_token_mean"] == pytest.approx(-0.5)
 
 
 def test_invalid_care_config_names_every_bad_field():
