@@ -8,8 +8,9 @@ one batched generate per step for all live episodes), score each group with ``ml
 tokens (tool replies and prompts masked), with a KL anchor to the frozen SFT policy.
 
 The action tokens are the canonical tokenisation of each parsed turn as the episode records it
-(the same sequence SFT trains on); old log-probs are the policy's before the iteration's first optimiser
-step (the first minibatch's come from its own gradient pass, the others from a forward right before).
+(the same sequence SFT trains on), scored at the rollout temperature (the distribution they were sampled
+from); old log-probs are the policy's before the iteration's first optimiser step (the first minibatch's come
+from its own gradient pass, the others from a forward right before).
 
 CPU, from an SFT checkpoint::
 
@@ -426,6 +427,7 @@ class CARETrainer:
 
             def scored(model: Any, mbt: list[tuple[Encoded, Advantage]]) -> tuple[Any, Any]:
                 return token_logprobs(model, [e for e, _ in mbt], pad, self.device, temp)
+
             # Each optimiser step's sequences, in micro-batches of similar length (one padded forward each).
             chunks = [micro_batches([v for ep in batch[i:i + mb] for v in ep], cfg.microbatch_tokens)
                       for i in range(0, len(batch), mb)]
