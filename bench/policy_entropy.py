@@ -32,16 +32,17 @@ from harness.contract import Episode  # noqa: E402
 from harness.episode import run_episodes  # noqa: E402
 from harness.reference import ReferenceSolver  # noqa: E402
 from ml.backends import TransformersPlanner  # noqa: E402
-from ml.care_trainer import action_logits, micro_batches, solved  # noqa: E402
+from ml.care_config import CAREConfig  # noqa: E402
+from ml.care_trainer import action_logits, encode_actions, micro_batches, solved  # noqa: E402
 from ml.chat import Encoded  # noqa: E402
 from ml.model import chat_format_of, load_checkpoint  # noqa: E402
-from ml.sft import turn_views  # noqa: E402
 
 
 def encode(episodes: list[Episode], tokenizer, fmt) -> list[Encoded]:
-    """Every action turn of ``episodes`` after the prompt generation built for it (as the trainer scores them)."""
-    seq_len = fmt.max_context_tokens + fmt.max_new_tokens
-    return [enc for ep in episodes for enc in turn_views(ep, tokenizer, fmt, seq_len) if sum(enc.mask[1:])]
+    """Every action turn of ``episodes`` after the prompt generation built for it (``encode_actions``, as the
+    trainer scores them)."""
+    cfg = CAREConfig(chat=fmt)
+    return [enc for ep in episodes for enc in encode_actions(ep, tokenizer, cfg) if sum(enc.mask[1:])]
 
 
 @torch.no_grad()

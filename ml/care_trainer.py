@@ -454,9 +454,9 @@ class CARETrainer:
                                                  eps_high=cfg.eps_high, ref_logp=ref[j], kl_coef=cfg.kl_coef)
                         share = float(mask.sum()) / n_all
                         (loss * share).backward()
-                        info = {**info, "adv_token_mean": float((adv * mask).sum() / mask.sum().clamp(min=1))}
-                        for k in stats:
-                            stats[k] += info[k] * share
+                        for k, v in info.items():
+                            stats[k] += v * share
+                        stats["adv_token_mean"] += float((adv * mask).sum()) / n_all
                     torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip)
                     self.opt.step()
                     self.opt.zero_grad(set_to_none=True)
