@@ -133,6 +133,9 @@ def main() -> int:
     ap.add_argument("--rl-guide", choices=GUIDE_MODES, default="off",
                     help="both RL arms: an all-failure group gets the reference solver's episode of the task "
                          "(CAREConfig.guide)")
+    ap.add_argument("--rl-loss-aggregation", choices=("token", "episode"), default=CAREConfig.loss_aggregation,
+                    help="both RL arms: the loss's mean over every action token alike, or over episodes alike "
+                         "(CAREConfig.loss_aggregation)")
     ap.add_argument("--rl-seed", type=int, default=CAREConfig.seed,
                     help="both RL arms: the seed of task draws and sampling (CAREConfig.seed); a new one repeats a "
                          "comparison on other rollouts")
@@ -202,7 +205,7 @@ def main() -> int:
                  iterations=args.rl_iterations, save_every=0, lr=args.rl_lr, kl_coef=args.rl_kl,
                  ppo_epochs=args.rl_epochs, tasks_per_iter=args.rl_tasks, group_size=args.rl_group,
                  task_sampling=args.rl_sampling, greedy_anchor=args.rl_greedy_anchor, screen_tasks=args.rl_screen,
-                 guide=args.rl_guide, seed=args.rl_seed)
+                 guide=args.rl_guide, loss_aggregation=args.rl_loss_aggregation, seed=args.rl_seed)
     try:
         CAREConfig.from_dict(rl_kw)
     except ValueError as exc:

@@ -370,12 +370,13 @@ def policy_loss(
         k3_t = min(exp(d_t) − d_t − 1, KL_TOKEN_CAP),  d_t = clip(ref_t − logp_t, ±KL_LOG_RATIO_CAP)
 
     Averaging over all tokens of the batch (not per sequence first) weighs every token alike, so
-    long rollouts are not under-weighted (DAPO).
+    long rollouts are not under-weighted (DAPO). ``mask`` may carry weights instead of ones: the
+    sums above are then weighted means (the trainer's ``loss_aggregation="episode"``).
     """
     import torch
 
     m = mask.to(logp.dtype)
-    n = m.sum().clamp(min=1.0)
+    n = m.sum().clamp(min=1e-12)  # a weighted mask (loss_aggregation="episode") may sum below 1
     ratio = torch.exp(logp - old_logp)
     unclipped = ratio * advantages
     clipped = torch.clamp(ratio, 1.0 - eps_low, 1.0 + eps_high) * advantages

@@ -77,6 +77,11 @@ class CAREConfig:
             log-probs as softmax(logits / temperature), the distribution the rollouts sampled from, so the
             gradient is the sampled policy's; False scores softmax(logits), as the trainer did up to stop 38
             (its policy gradient then belongs to a flatter policy than the one that acted).
+        loss_aggregation: "token" (default) averages the loss over every action token of a minibatch alike
+            (DAPO), so a group whose failures ran longer than its successes pushes down more tokens than it
+            pushes up: the advantage per token leans negative though a group's advantages sum to zero;
+            "episode" weighs each episode's tokens by 1 / its action tokens, every episode alike (GRPO's
+            sequence mean), so a group's advantages cancel in the loss as they do per episode.
         lr, weight_decay, grad_clip: AdamW and clipping. ppo_epochs: passes over each rollout batch.
         minibatch_episodes: episodes per optimiser step (the rollout batch is split into minibatches,
             so from the second minibatch on the policy has moved and the clip is active).
@@ -143,6 +148,7 @@ class CAREConfig:
     eps_high: float = 0.28
     kl_coef: float = 0.02
     score_temperature: bool = True
+    loss_aggregation: str = "token"
     lr: float = 1e-4
     weight_decay: float = 0.0
     grad_clip: float = 1.0
@@ -208,6 +214,8 @@ class CAREConfig:
         for name in ("success_adv_nonneg", "greedy_anchor", "score_temperature"):
             if not isinstance(getattr(self, name), bool):
                 e[name] = "must be true or false"
+        if self.loss_aggregation not in ("token", "episode"):
+            e["loss_aggregation"] = f"must be 'token' or 'episode', got {self.loss_aggregation!r}"
         if self.efficiency_credit not in ("episode", "turn"):
             e["efficiency_credit"] = f"must be 'episode' or 'turn', got {self.efficiency_credit!r}"
         if not self.eps > 0:

@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from harness.contract import Episode
 from ml.care import (
@@ -144,13 +144,19 @@ def advantage_tensor(advs: list[Advantage], like: Any) -> Any:
     return out
 
 
-def micro_batches(views: list[tuple[Encoded, Advantage]], max_tokens: int) -> list[list[tuple[Encoded, Advantage]]]:
-    """``views`` sorted by length and cut where a micro-batch's padded size (rows × longest) would pass
-    ``max_tokens`` (a longer single sequence gets one of its own); ``max_tokens`` 0 keeps them as one."""
+# A sequence in an optimiser step: (its encoding, its advantage, the weight of each of its action tokens).
+Row = tuple[Encoded, Advantage, float]
+V = TypeVar("V", bound=tuple[Any, ...])
+
+
+def micro_batches(views: list[V], max_tokens: int) -> list[list[V]]:
+    """``views`` (tuples led by an ``Encoded``) sorted by length and cut where a micro-batch's padded size
+    (rows × longest) would pass ``max_tokens`` (a longer single sequence gets one of its own); ``max_tokens``
+    0 keeps them as one."""
     if max_tokens <= 0:
         return [views]
-    out: list[list[tuple[Encoded, Advantage]]] = []
-    cur: list[tuple[Encoded, Advantage]] = []
+    out: list[list[V]] = []
+    cur: list[V] = []
     for v in sorted(views, key=lambda v: len(v[0].ids)):
         if cur and (len(cur) + 1) * len(v[0].ids) > max_tokens:
             out.append(cur)
@@ -416,8 +422,9 @@ class CARETrainer:
         import torch
 
         cfg = self.cfg
-        # adv_token_mean: the advantage's mean over the action tokens (token-weighted, as the loss averages); a
-        # group's advantages sum to zero per episode, so a negative mean is longer failures outweighing successes.
+        # adv_token_mean: the advantage's mean over the action tokens, weighted as the loss weighs them; a group's
+        # advantages sum to zero per episode, so under the token mean a negative figure is longer failures
+        # outweighing successes (under loss_aggregation="episode" it sits near zero).
         stats: dict[str, float] = {"pg_loss": 0.0, "kl": 0.0, "clip_frac": 0.0, "adv_token_mean": 0.0}
         n_updates = 0
         if batch:
@@ -425,15 +432,21 @@ class CARETrainer:
             mb, pad = cfg.minibatch_episodes, self.tokenizer.pad_token_id
             temp = cfg.temperature if cfg.score_temperature else 1.0  # the sampled distribution's log-probs
 
-            def scored(model: Any, mbt: list[tuple[Encoded, Advantage]]) -> tuple[Any, Any]:
-                return token_logprobs(model, [e for e, _ in mbt], pad, self.device, temp)
+            def scored(model: Any, mbt: list[Row]) -> tuple[Any, Any]:
+                return token_logprobs(model, [e for e, _, _ in mbt], pad, self.device, temp)
+
+            def rows(ep: list[tuple[Encoded, Advantage]]) -> list[Row]:
+                # loss_aggregation="episode": every episode's action tokens weigh 1 in all
+                w = 1.0 / max(1, sum(action_tokens(e) for e, _ in ep)) if cfg.loss_aggregation == "episode" else 1.0
+                return [(e, a, w) for e, a in ep]
 
             # Each optimiser step's sequences, in micro-batches of similar length (one padded forward each).
-            chunks = [micro_batches([v for ep in batch[i:i + mb] for v in ep], cfg.microbatch_tokens)
+            chunks = [micro_batches([v for ep in batch[i:i + mb] for v in rows(ep)], cfg.microbatch_tokens)
                       for i in range(0, len(batch), mb)]
-            # The step's loss is the token mean over the whole minibatch (policy_loss), so each micro-batch's
-            # mean is weighted by its share of the minibatch's action tokens (counted once, for every epoch).
-            n_alls = [max(1, sum(action_tokens(e) for mbt in ch for e, _ in mbt)) for ch in chunks]
+            # The step's loss is the weighted token mean over the whole minibatch (policy_loss), so each
+            # micro-batch's mean is weighted by its share of the minibatch's token weight (counted once, for
+            # every epoch): with weight 1 per token, its share of the action tokens.
+            n_alls = [sum(action_tokens(e) * w for mbt in ch for e, _, w in mbt) or 1.0 for ch in chunks]
             # The first chunk's old log-probs are the ones its first gradient pass computes (no update has
             # happened yet), so they are taken from that pass instead of a separate forward.
             olds: list[list[Any]] = [[None] * len(chunks[0])]
@@ -447,9 +460,11 @@ class CARETrainer:
                 for i, (ch, ref, n_all) in enumerate(zip(chunks, refs, n_alls, strict=True)):
                     for j, mbt in enumerate(ch):
                         logp, mask = scored(self.model, mbt)
+                        w = torch.tensor([w for _, _, w in mbt], dtype=mask.dtype, device=mask.device)
+                        mask = mask * w[:, None]  # each action token's weight in the loss
                         if olds[i][j] is None:
                             olds[i][j] = logp.detach()
-                        adv = advantage_tensor([a for _, a in mbt], logp)  # (B, T)
+                        adv = advantage_tensor([a for _, a, _ in mbt], logp)  # (B, T)
                         loss, info = policy_loss(logp, olds[i][j], adv, mask, eps_low=cfg.eps_low,
                                                  eps_high=cfg.eps_high, ref_logp=ref[j], kl_coef=cfg.kl_coef)
                         share = float(mask.sum()) / n_all

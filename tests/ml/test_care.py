@@ -565,9 +565,11 @@ def test_micro_batches_sort_by_length_and_bound_the_padded_size():
     assert micro_batches(views, 0) == [views]
 
 
-def test_micro_batches_change_the_forwards_not_the_update(tokenizer, tiny_model_config, tmp_path, monkeypatch):
-    """Cutting each minibatch into micro-batches accumulates the same token-mean gradient: every optimiser step of
-    one iteration (two minibatches, two epochs, KL on) gets the gradient one forward per minibatch gives."""
+@pytest.mark.parametrize("aggregation", ["token", "episode"])
+def test_micro_batches_change_the_forwards_not_the_update(tokenizer, tiny_model_config, tmp_path, monkeypatch,
+                                                          aggregation):
+    """Cutting each minibatch into micro-batches accumulates the same weighted-mean gradient: every optimiser step
+    of one iteration (two minibatches, two epochs, KL on) gets the gradient one forward per minibatch gives."""
     import ml.care_trainer as ct
     from devices.virtual.registry import catalog
     from ml.care import GroupResult
@@ -593,7 +595,7 @@ def test_micro_batches_change_the_forwards_not_the_update(tokenizer, tiny_model_
     for tokens in (0, 200):  # 200: below every sequence's length, so each sequence is a micro-batch of its own
         cfg = CAREConfig(iterations=1, tasks_per_iter=1, group_size=4, minibatch_episodes=2, ppo_epochs=2,
                          kl_coef=0.05, lr=1e-2, grad_clip=1e9, chat=ChatFormat(max_new_tokens=8),
-                         microbatch_tokens=tokens)
+                         microbatch_tokens=tokens, loss_aggregation=aggregation)
         trainer = ct.CARETrainer(cfg, init_from=init, tasks=[task])
         monkeypatch.setattr(trainer, "score_groups", lambda groups, own=None: [
             GroupResult([1, 0, 1, 0], [1.0, -1.0, 0.5, -0.5], 0.5, 0.5, "progress", 0.0, [0] * 4, 1.0, False)
@@ -642,13 +644,63 @@ def test_adv_token_mean_weighs_each_episode_by_its_action_tokens(tokenizer, tiny
     assert updates == 1 and stats["adv_token_mean"] == pytest.approx(-0.5)
 
 
+def _update_grads(trainer, batch, monkeypatch):
+    """The gradient ``trainer.update(batch)`` steps with (one optimiser step), and its stats."""
+    grads = []
+
+    def step(real=trainer.opt.step):
+        grads.append([q.grad.clone() for q in trainer.model.parameters() if q.grad is not None])
+        return real()
+
+    monkeypatch.setattr(trainer.opt, "step", step)
+    stats, updates = trainer.update(batch)
+    assert updates == len(grads) == 1
+    return grads[0], stats
+
+
+@pytest.mark.parametrize("microbatch_tokens", [0, 1])
+def test_episode_aggregation_weighs_every_episode_alike(tokenizer, tiny_model_config, tmp_path, monkeypatch,
+                                                        microbatch_tokens):
+    """loss_aggregation="episode": a 3-token success at +1 (two turns of 2 and 1 tokens) and a 6-token failure at
+    −1 cancel (advantage per token 0, where the token mean sees (3 − 6) / 9 = −1/3), and the step's gradient is
+    the mean of each episode's own token-mean gradient, however the rows are cut into micro-batches."""
+    from ml.care_trainer import CARETrainer
+    from ml.model import build_model, save_checkpoint
+
+    init = save_checkpoint(build_model(tiny_model_config, tokenizer), tokenizer, tmp_path / "sft")
+    ids = tokenizer.encode("<|im_start|>assistant\nTurn Wi-Fi on now please.<|im_end|>", add_special_tokens=False)
+
+    def ex(n):
+        return Encoded(ids, [0] * (len(ids) - n) + [1] * n)
+
+    success, failure = [(ex(2), 1.0), (ex(1), 1.0)], [(ex(6), -1.0)]
+
+    def grads(aggregation, batch):
+        torch.manual_seed(0)
+        cfg = CAREConfig(kl_coef=0, minibatch_episodes=16, grad_clip=1e9, loss_aggregation=aggregation,
+                         microbatch_tokens=microbatch_tokens)
+        return _update_grads(CARETrainer(cfg, init_from=init, tasks=[]), batch, monkeypatch)
+
+    g_ep, s_ep = grads("episode", [success, failure])
+    g_tok, s_tok = grads("token", [success, failure])
+    assert s_ep["adv_token_mean"] == pytest.approx(0.0, abs=1e-7)
+    assert s_tok["adv_token_mean"] == pytest.approx(-1 / 3)
+    g_s, _ = grads("token", [success])
+    g_f, _ = grads("token", [failure])
+    for e, t, a, b in zip(g_ep, g_tok, g_s, g_f, strict=True):
+        assert torch.allclose(e, (a + b) / 2, atol=1e-6, rtol=1e-4)
+        assert torch.allclose(t, (3 * a + 6 * b) / 9, atol=1e-6, rtol=1e-4)  # the token mean, for contrast
+    assert any((e - t).norm() > 1e-3 * t.norm() for e, t in zip(g_ep, g_tok, strict=True))
+
+
 def test_invalid_care_config_names_every_bad_field():
     with pytest.raises(ValueError) as err:
         CAREConfig(group_size=1, efficiency_cap=1.0, eps_low=0, w_tool_calls=0.9, temperature=0, controller="x",
-                   task_sampling="hard", sampling_floor=0, success_adv_nonneg="yes", guide=True)
+                   task_sampling="hard", sampling_floor=0, success_adv_nonneg="yes", guide=True,
+                   loss_aggregation="sequence")
     assert set(err.value.field_errors) >= {"group_size", "efficiency_cap", "eps_low", "w_output_tokens",
                                            "temperature", "controller", "task_sampling", "sampling_floor",
-                                           "success_adv_nonneg", "guide"}
+                                           "success_adv_nonneg", "guide", "loss_aggregation"}
     with pytest.raises(ValueError) as err:
         CAREConfig(schedules=(Schedule("a", 0.2, 1, 0, 0),))
     assert "schedules" in err.value.field_errors
