@@ -40,7 +40,7 @@ from pathlib import Path
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from harness.reference import ReferenceStyle  # noqa: E402
-from ml.care_config import GUIDE_MODES, CAREConfig  # noqa: E402
+from ml.care_config import GUIDE_MODES, LOSS_AGGREGATIONS, CAREConfig  # noqa: E402
 from ml.care_trainer import train_care  # noqa: E402
 from ml.chat import ChatFormat  # noqa: E402
 from ml.evaluate import (  # noqa: E402
@@ -133,7 +133,7 @@ def main() -> int:
     ap.add_argument("--rl-guide", choices=GUIDE_MODES, default="off",
                     help="both RL arms: an all-failure group gets the reference solver's episode of the task "
                          "(CAREConfig.guide)")
-    ap.add_argument("--rl-loss-aggregation", choices=("token", "episode"), default=CAREConfig.loss_aggregation,
+    ap.add_argument("--rl-loss-aggregation", choices=LOSS_AGGREGATIONS, default=CAREConfig.loss_aggregation,
                     help="both RL arms: the loss's mean over every action token alike, or over episodes alike "
                          "(CAREConfig.loss_aggregation)")
     ap.add_argument("--rl-seed", type=int, default=CAREConfig.seed,

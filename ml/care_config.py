@@ -12,6 +12,7 @@ from typing import Any
 from ml.chat import ChatFormat, raise_field_errors
 
 GUIDE_MODES = ("off", "group", "demo")  # CAREConfig.guide
+LOSS_AGGREGATIONS = ("token", "episode")  # CAREConfig.loss_aggregation
 
 
 @dataclass(frozen=True)
@@ -214,8 +215,8 @@ class CAREConfig:
         for name in ("success_adv_nonneg", "greedy_anchor", "score_temperature"):
             if not isinstance(getattr(self, name), bool):
                 e[name] = "must be true or false"
-        if self.loss_aggregation not in ("token", "episode"):
-            e["loss_aggregation"] = f"must be 'token' or 'episode', got {self.loss_aggregation!r}"
+        if self.loss_aggregation not in LOSS_AGGREGATIONS:
+            e["loss_aggregation"] = f"must be one of {', '.join(LOSS_AGGREGATIONS)}, got {self.loss_aggregation!r}"
         if self.efficiency_credit not in ("episode", "turn"):
             e["efficiency_credit"] = f"must be 'episode' or 'turn', got {self.efficiency_credit!r}"
         if not self.eps > 0:

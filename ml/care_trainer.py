@@ -460,8 +460,8 @@ class CARETrainer:
                 for i, (ch, ref, n_all) in enumerate(zip(chunks, refs, n_alls, strict=True)):
                     for j, mbt in enumerate(ch):
                         logp, mask = scored(self.model, mbt)
-                        w = torch.tensor([w for _, _, w in mbt], dtype=mask.dtype, device=mask.device)
-                        mask = mask * w[:, None]  # each action token's weight in the loss
+                        weights = torch.tensor([w for _, _, w in mbt], dtype=mask.dtype, device=mask.device)
+                        mask = mask * weights[:, None]  # each action token's weight in the loss
                         if olds[i][j] is None:
                             olds[i][j] = logp.detach()
                         adv = advantage_tensor([a for _, a, _ in mbt], logp)  # (B, T)
