@@ -1,0 +1,207 @@
+"""Which calls CARE's efficiency credit charges, by tool kind and category, on one checkpoint's sampled groups.
+
+    .venv/bin/python bench/credit_audit.py CHECKPOINT [CHECKPOINT ...] [--care-overrides JSON]
+        [--train-seeds 100:101] [--categories memory,sub_agent,tool_use,skills] [--group 8] [--temperature 0.8]
+        [--heldout 25] [--threads 2]
+
+Stop 40's CARE arm cut the most tokens yet but lost its Overall in Memory and Sub-agent, the categories whose
+solutions take a recall (``search_user_memory``) or a delegation (the GUI agent) on top of the action. Turn credit
+(``efficiency_credit="turn"``) charges a success's calls that the group's cheapest success does not make, and the
+token terms charge its tokens beyond the cheapest's: where a lucky success skips the recall (a guessed wake-up
+time, an alarm found by listing), every success that recalled is charged for it. This script rolls G sampled
+attempts of training tasks from CHECKPOINT, scores each group with ``ml.care.care_group`` under the given CARE
+overrides (the stop-35..40 ``T`` by default is ``bench/checkpoints/push2.json`` plus turn credit; pass it), and
+prints per category:
+
+- ``groups=`` with a success, ``mixed=`` of them with a failure too;
+- ``skip_<kind>=``: the share of success groups whose cheapest success makes no call of that kind while another
+  success does (the groups in which the credit teaches to drop it);
+- ``charged_<kind>=``: of the successes' calls of that kind, the share the turn credit counts as excess
+  (weighted by the spread ``n_i``), and ``charged_all=`` over every kind;
+- ``pen_with_<kind>=`` / ``pen_without_<kind>=``: the mean token penalty e_i of successes that make / make no
+  call of that kind.
+
+With ``--heldout N`` (N > 0) it first runs each checkpoint greedily on the held-out split's first N tasks per
+category and prints per category ``success=``, ``calls=``, ``tokens=`` and, among its successes and its failures,
+the share of episodes that make a memory call (``recall_win=``, ``recall_fail=``) and a GUI-agent call
+(``delegate_win=``, ``delegate_fail=``): whether a trained planner's failures in a category are the ones that left
+out the recall or the delegation. Several checkpoints are measured one after another on the same tasks.
+
+A diagnostic, beside ``bench/rl_headroom.py``; it trains nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections import Counter, defaultdict
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from harness.bench import suite_tasks  # noqa: E402
+from harness.contract import Episode  # noqa: E402
+from harness.episode import run_episodes, tool_kind  # noqa: E402
+from ml.backends import TransformersPlanner  # noqa: E402
+from ml.care import Rollout, care_group  # noqa: E402
+from ml.care_config import CAREConfig  # noqa: E402
+from ml.model import chat_format_of, load_checkpoint  # noqa: E402
+from ml.sft import training_tasks  # noqa: E402
+
+KINDS = ("memory", "subagent", "skill", "business")
+
+
+def kind_of(key: str) -> str:
+    return tool_kind(json.loads(key)[0])
+
+
+def charged_by_kind(r: Rollout, cheapest: Rollout) -> Counter:
+    """Per tool kind, the calls of ``r`` that ``ml.care.excess_calls`` leaves unmatched against ``cheapest``,
+    each weighted by the spread n_i = (calls of r − calls of cheapest) / unmatched, as ``care_group`` charges."""
+    left = Counter(k for step in cheapest.calls for k in step)
+    unmatched: list[str] = []
+    for step in r.calls:
+        for k in step:
+            if left[k] > 0:
+                left[k] -= 1
+            else:
+                unmatched.append(k)
+    if not unmatched:
+        return Counter()
+    share = max(0, sum(map(len, r.calls)) - sum(map(len, cheapest.calls))) / len(unmatched)
+    out: Counter = Counter()
+    for k in unmatched:
+        out[kind_of(k)] += share
+    return out
+
+
+def kinds_made(r: Rollout) -> set[str]:
+    return {kind_of(k) for step in r.calls for k in step}
+
+
+def audit(groups: list[tuple[str, list[Rollout]]], cfg: CAREConfig) -> dict[str, dict[str, float]]:
+    """The module docstring's figures per category (and ``all``)."""
+    acc: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for category, group in groups:
+        wins = [r for r in group if r.success]
+        if not wins:
+            continue
+        res = care_group(group, cfg)
+        cheapest = min(wins, key=lambda r: (r.tool_calls, r.output_tokens))
+        for cat in (category, "all"):
+            a = acc[cat]
+            a["groups"] += 1
+            a["mixed"] += len(wins) < len(group)
+            made = [kinds_made(r) for r in wins]
+            for kind in KINDS:
+                if kind not in kinds_made(cheapest) and any(kind in m for m in made):
+                    a[f"skip_{kind}"] += 1
+            for i, r in enumerate(group):
+                if not r.success:
+                    continue
+                charged = charged_by_kind(r, cheapest)
+                has = kinds_made(r)
+                for step in r.calls:
+                    for k in step:
+                        a[f"calls_{kind_of(k)}"] += 1
+                        a["calls_all"] += 1
+                for kind, n in charged.items():
+                    a[f"charged_{kind}"] += n
+                    a["charged_all"] += n
+                for kind in KINDS:
+                    side = "with" if kind in has else "without"
+                    a[f"pen_{side}_{kind}"] += res.penalties[i]
+                    a[f"n_{side}_{kind}"] += 1
+    out: dict[str, dict[str, float]] = {}
+    for cat, a in acc.items():
+        g = a["groups"]
+        row = {"groups": g, "mixed": a["mixed"] / g}
+        for kind in KINDS:
+            row[f"skip_{kind}"] = a[f"skip_{kind}"] / g
+        for kind in (*KINDS, "all"):
+            if a[f"calls_{kind}"]:
+                row[f"charged_{kind}"] = a[f"charged_{kind}"] / a[f"calls_{kind}"]
+        for kind in ("memory", "subagent"):
+            for side in ("with", "without"):
+                if a[f"n_{side}_{kind}"]:
+                    row[f"pen_{side}_{kind}"] = a[f"pen_{side}_{kind}"] / a[f"n_{side}_{kind}"]
+        out[cat] = row
+    return out
+
+
+def heldout_kinds(eps: list[Episode]) -> dict[str, dict[str, float]]:
+    """Greedy held-out episodes by category: success, cost, and which kinds of call its successes and failures make."""
+    by_cat: dict[str, list[Episode]] = defaultdict(list)
+    for ep in eps:
+        by_cat[ep.task["category"]].append(ep)
+    out: dict[str, dict[str, float]] = {}
+    for cat, mine in sorted(by_cat.items()):
+        rolls = [Rollout.from_episode(e) for e in mine]
+        row = {"tasks": len(rolls), "success": sum(r.success for r in rolls) / len(rolls),
+               "calls": sum(r.tool_calls for r in rolls) / len(rolls),
+               "tokens": sum(r.output_tokens for r in rolls) / len(rolls)}
+        for name, kind in (("recall", "memory"), ("delegate", "subagent")):
+            for side, won in (("win", True), ("fail", False)):
+                part = [r for r in rolls if r.success == won]
+                if part:
+                    row[f"{name}_{side}"] = sum(kind in kinds_made(r) for r in part) / len(part)
+        out[cat] = row
+    return out
+
+
+def show(prefix: str, rows: dict[str, dict[str, float]]) -> None:
+    for cat, row in sorted(rows.items()):
+        print(f"{prefix}category={cat} " + " ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
+                                                    for k, v in row.items()), flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("checkpoints", nargs="+", metavar="CHECKPOINT")
+    ap.add_argument("--care-overrides", default="{}", help="CAREConfig fields as JSON (e.g. the T of the notes)")
+    ap.add_argument("--train-seeds", default="100:101",
+                    help="FIRST:END instance seeds of the training tasks ('' = held-out figures only)")
+    ap.add_argument("--categories", default="memory,sub_agent,tool_use,skills")
+    ap.add_argument("--group", type=int, default=8, help="attempts per task (the RL group size G)")
+    ap.add_argument("--temperature", type=float, default=0.8)
+    ap.add_argument("--heldout", type=int, default=0, help="held-out tasks per category to run greedily (0 = none)")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    try:
+        cfg = CAREConfig.from_dict(json.loads(args.care_overrides))
+    except (ValueError, TypeError) as exc:
+        ap.error(f"--care-overrides: {exc}")
+    if args.group < 2:
+        ap.error("--group must be >= 2")
+    import torch
+
+    torch.set_num_threads(args.threads)
+    t0 = time.perf_counter()
+    tasks = []
+    if args.train_seeds:
+        first, _, end = args.train_seeds.partition(":")
+        wanted = set(args.categories.split(","))
+        tasks = [t for t in training_tasks(range(int(first), int(end))) if t.category in wanted]
+    heldout = suite_tasks("pa-sim", "test", args.heldout) if args.heldout > 0 else []
+    for path in args.checkpoints:
+        model, tok = load_checkpoint(path)
+        fmt = chat_format_of(path)
+        if heldout:
+            greedy = run_episodes(heldout, TransformersPlanner(model, tok, fmt=fmt, temperature=0.0), batch_size=64)
+            show(f"checkpoint={path} heldout ", heldout_kinds(greedy))
+        if not tasks:
+            continue
+        planner = TransformersPlanner(model, tok, fmt=fmt, temperature=args.temperature, seed=args.seed)
+        eps = run_episodes([t for t in tasks for _ in range(args.group)], planner, batch_size=64)
+        rolls = [Rollout.from_episode(e) for e in eps]
+        groups = [(t.category, rolls[i * args.group:(i + 1) * args.group]) for i, t in enumerate(tasks)]
+        show(f"checkpoint={path} groups ", audit(groups, cfg))
+    print(f"tasks={len(tasks)} heldout={len(heldout)} wall_s={time.perf_counter() - t0:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

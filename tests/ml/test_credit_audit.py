@@ -1,0 +1,69 @@
+"""``bench/credit_audit.py``: which calls turn credit charges, by tool kind, and which groups teach to drop a kind."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ml.care import Rollout
+from ml.care_config import CAREConfig
+from tests.ml.bench_scripts import load_bench
+
+RECALL = json.dumps(["search_user_memory", {"query": "wake up"}], sort_keys=True)
+ALARM = json.dumps(["create_alarm", {"time": "06:15"}], sort_keys=True)
+LIST = json.dumps(["list_alarms", {}], sort_keys=True)
+
+
+def _win(*steps: tuple[str, ...], tokens: int = 100) -> Rollout:
+    return Rollout(success=True, progress=1.0, output_tokens=tokens, tool_calls=sum(map(len, steps)), calls=steps)
+
+
+def test_a_lucky_success_without_the_recall_charges_the_recalling_ones():
+    ca = load_bench("credit_audit")
+    guessed = _win((ALARM,), tokens=60)
+    recalled = _win((RECALL,), (ALARM,), tokens=120)
+    assert ca.charged_by_kind(recalled, guessed) == {"memory": 1.0}
+    assert ca.charged_by_kind(guessed, guessed) == {}
+    cfg = CAREConfig(efficiency_credit="turn")
+    fail = Rollout(success=False, progress=0.0, output_tokens=200, tool_calls=1, calls=((LIST,),))
+    row = ca.audit([("memory", [guessed, recalled, recalled, fail])], cfg)["memory"]
+    assert row["groups"] == 1 and row["mixed"] == 1.0
+    assert row["skip_memory"] == 1.0 and row["skip_business"] == 0.0
+    assert row["charged_memory"] == 1.0  # both recalls counted as excess
+    assert row["charged_business"] == 0.0
+    assert row["pen_with_memory"] > row["pen_without_memory"] == 0.0  # the longer recalling successes pay tokens
+
+
+def test_another_path_spreads_its_excess_and_an_all_failure_group_is_skipped():
+    ca = load_bench("credit_audit")
+    cheapest = _win((RECALL,), (ALARM,))
+    other = _win((LIST,), (RECALL,), (json.dumps(["set_alarm_enabled", {"alarm_id": "a4"}]),))
+    # 3 calls against 2: one excess call spread over the two it does not share with the cheapest.
+    assert ca.charged_by_kind(other, cheapest) == {"business": pytest.approx(1.0)}
+    fail = Rollout(success=False, calls=((LIST,),), tool_calls=1)
+    rows = ca.audit([("memory", [cheapest, other]), ("tool_use", [fail, fail])], CAREConfig(efficiency_credit="turn"))
+    assert set(rows) == {"memory", "all"}
+    assert rows["memory"]["skip_memory"] == 0.0 and rows["memory"]["charged_memory"] == 0.0
+    assert rows["all"]["charged_all"] == pytest.approx(1 / 5)
+
+
+def test_heldout_kinds_finds_the_reference_recalls_in_memory_tasks():
+    import copy
+
+    from harness.bench import suite_tasks
+    from harness.episode import run_episodes
+    from harness.reference import ReferenceSolver, ReferenceStyle
+
+    ca = load_bench("credit_audit")
+    eps = run_episodes(suite_tasks("pa-sim", "test", 2), ReferenceSolver(ReferenceStyle()))
+    rows = ca.heldout_kinds(eps)
+    assert set(rows) == {"memory", "skills", "sub_agent", "tool_use"}
+    assert rows["memory"]["success"] == 1.0 and rows["memory"]["recall_win"] == 1.0
+    assert rows["tool_use"]["recall_win"] == 0.0 and "recall_fail" not in rows["tool_use"]
+    memory = [e for e in eps if e.task["category"] == "memory"]
+    failed = copy.deepcopy(memory[0])
+    failed.verdict.success = False
+    failed.steps = [s for s in failed.steps if all(c.call.name != "search_user_memory" for c in s.calls)]
+    row = ca.heldout_kinds([*memory, failed])["memory"]
+    assert row["success"] == 2 / 3 and row["recall_fail"] == 0.0 and row["recall_win"] == 1.0
