@@ -25,7 +25,9 @@ With ``--heldout N`` (N > 0) it first runs each checkpoint greedily on the held-
 category and prints per category ``success=``, ``calls=``, ``tokens=`` and, among its successes and its failures,
 the share of episodes that make a memory call (``recall_win=``, ``recall_fail=``) and a GUI-agent call
 (``delegate_win=``, ``delegate_fail=``): whether a trained planner's failures in a category are the ones that left
-out the recall or the delegation. Several checkpoints are measured one after another on the same tasks.
+out the recall or the delegation; and what its failures' verdicts name (``fail_goal=`` a goal value wrong,
+``fail_answer=`` a fact missing from the final answer, ``fail_collateral=`` a change nobody asked for).
+Several checkpoints are measured one after another on the same tasks.
 
 A diagnostic, beside ``bench/rl_headroom.py``; it trains nothing.
 """
@@ -51,6 +53,9 @@ from ml.model import chat_format_of, load_checkpoint  # noqa: E402
 from ml.sft import training_tasks  # noqa: E402
 
 KINDS = ("memory", "subagent", "skill", "business")
+# What a failed verdict's reason says (``devices.virtual.tasks.verify_task``); one failure may name several.
+FAILURE_CLASSES = {"goal": ", expected ", "answer": "final answer does not mention",
+                   "collateral": "changed what the user did not ask for"}
 
 
 def kind_of(key: str) -> str:
@@ -147,6 +152,10 @@ def heldout_kinds(eps: list[Episode]) -> dict[str, dict[str, float]]:
                 part = [r for r in rolls if r.success == won]
                 if part:
                     row[f"{name}_{side}"] = sum(kind in kinds_made(r) for r in part) / len(part)
+        reasons = [ep.verdict.reason if ep.verdict else "" for ep in mine if not (ep.verdict and ep.verdict.success)]
+        for name, needle in FAILURE_CLASSES.items():
+            if reasons:
+                row[f"fail_{name}"] = sum(needle in why for why in reasons) / len(reasons)
         out[cat] = row
     return out
 

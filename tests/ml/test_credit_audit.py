@@ -67,3 +67,7 @@ def test_heldout_kinds_finds_the_reference_recalls_in_memory_tasks():
     failed.steps = [s for s in failed.steps if all(c.call.name != "search_user_memory" for c in s.calls)]
     row = ca.heldout_kinds([*memory, failed])["memory"]
     assert row["success"] == 2 / 3 and row["recall_fail"] == 0.0 and row["recall_win"] == 1.0
+    assert row["fail_goal"] == 0.0 and row["fail_answer"] == 0.0  # its verdict's reason still says "goal reached"
+    failed.verdict.reason = "calendar.alarms.alarm_0005 is None, expected {...}; final answer does not mention '06:15'"
+    row = ca.heldout_kinds([*memory, failed])["memory"]
+    assert row["fail_goal"] == row["fail_answer"] == 1.0 and row["fail_collateral"] == 0.0
