@@ -275,7 +275,10 @@ def main() -> int:
               f"out_tokens={m['output_tokens']:.1f} calls={m['tool_calls']:.2f} kept={m['groups_kept']} "
               f"kl={m['kl']:.4f} clip={m['clip_frac']:.3f} adv={m['adv_token_mean']:.3f} "
               f"schedules={json.dumps(m['schedules'])} "
-              f"roll_s={m['rollout_s']:.1f} s={m['iteration_s']:.1f}", flush=True)
+              + (f"guard_success={m['heldout_success']:.1f} by_category={json.dumps(m['heldout_by_category'])} "
+                 f"efficiency_scale={json.dumps(m.get('efficiency_scales', m['efficiency_scale']))} "
+                 if "heldout_success" in m else "")
+              + f"roll_s={m['rollout_s']:.1f} s={m['iteration_s']:.1f}", flush=True)
 
     snapshot_arms: list[str] = []
     for mode in rl_arms:

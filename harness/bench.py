@@ -1,10 +1,11 @@
 """The pa-sim benchmark: a fixed seeded suite per category, its held-out split, and the scoring command.
 
-    python -m harness.bench --suite pa-sim --planner reference [--split test|train] [--limit N]
+    python -m harness.bench --suite pa-sim --planner reference [--split test|train|val] [--limit N]
 
 Each category holds ``per_category`` tasks (default 100), round-robin over the category's
 templates, instance seeds from ``instance_seed(suite_seed, template, index)``. The held-out
-``test`` split is suite seed 1; ``train`` uses suite seed 2 (and training may use any seed but 1).
+``test`` split is suite seed 1; ``train`` uses suite seed 2 (and training may use any seed but 1); ``val``
+(suite seed 3) is what training itself may look at, CARE's guard, so no training decision reads the test split.
 Overall = 0.5·tool_use + 0.2·memory + 0.2·skills + 0.1·sub_agent, a category with no templates
 counting 0.
 """
@@ -24,7 +25,7 @@ from harness.planner import DoNothingPlanner, Planner
 from harness.reference import ReferenceSolver, ReferenceStyle
 
 SUITES = ("pa-sim",)
-SPLIT_SEEDS = {"test": 1, "train": 2}
+SPLIT_SEEDS = {"test": 1, "train": 2, "val": 3}
 HELD_OUT_SEED = SPLIT_SEEDS["test"]
 WEIGHTS = {"tool_use": 0.5, "memory": 0.2, "skills": 0.2, "sub_agent": 0.1}
 PER_CATEGORY = 100

@@ -331,19 +331,34 @@ class LLMController:
 
 class EfficiencyGuard:
     """Halves the efficiency weight each time held-out success falls more than ``drop_points`` below the
-    pre-RL checkpoint's (``baseline``, in percent)."""
+    pre-RL checkpoint's (``baseline``, in percent).
 
-    def __init__(self, baseline: float | None, drop_points: float = 1.0):
+    Per category (``baseline`` a {category: percent} dict, and ``observe`` given one too): each category keeps
+    its own baseline and factor, so a drop in one category relaxes the efficiency pressure on that category's
+    tasks alone (``scale_for``) and leaves it where quality holds; ``scale`` is then the smallest factor."""
+
+    def __init__(self, baseline: float | dict[str, float] | None, drop_points: float = 1.0):
         self.baseline = baseline
         self.drop_points = drop_points
         self.scale = 1.0
+        self.scales: dict[str, float] = {}  # per category, when the baseline is per category
         self.trips = 0
 
-    def observe(self, success_pct: float) -> float:
-        if self.baseline is not None and success_pct < self.baseline - self.drop_points:
+    def observe(self, success_pct: float | dict[str, float]) -> float:
+        if isinstance(self.baseline, dict) and isinstance(success_pct, dict):
+            for cat, base in self.baseline.items():
+                if cat in success_pct and success_pct[cat] < base - self.drop_points:
+                    self.scales[cat] = self.scales.get(cat, 1.0) * 0.5
+                    self.trips += 1
+            self.scale = min(self.scales.values(), default=1.0)
+        elif self.baseline is not None and success_pct < self.baseline - self.drop_points:
             self.scale *= 0.5
             self.trips += 1
         return self.scale
+
+    def scale_for(self, category: str) -> float:
+        """The factor g for a task of ``category``."""
+        return self.scales.get(category, 1.0) if isinstance(self.baseline, dict) else self.scale
 
 
 # ---------------------------------------------------------------------------------------------

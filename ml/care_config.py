@@ -68,6 +68,9 @@ class CAREConfig:
         eps: added to the GRPO baseline's std. drop_no_signal: drop groups whose rewards are all
             equal (dynamic sampling). guard_drop_points: the guard halves the efficiency weight when
             held-out success falls more than this many points below the pre-RL checkpoint.
+            guard_split: the benchmark split the guard measures ("val" by default: never "test", the split
+            results are reported on, unless asked). guard_per_category: the guard keeps a baseline and a
+            factor per category and halves the efficiency weight only on the tasks of a category that fell.
         controller: "rule" (by competence thresholds) or "llm" (an OpenAI-compatible endpoint picks
             the schedule; the rule decides whenever the answer is not a schedule name).
         controller_url, controller_model, controller_key: the LLM controller's endpoint.
@@ -118,7 +121,7 @@ class CAREConfig:
         train_seeds: instance seeds of the training tasks (never the held-out suite).
         env_mix: {environment kind: weight} the pool draws from ("virtual" now; real devices later).
         eval_every: iterations between held-out checks for the guard (0 = never);
-        eval_per_category: held-out tasks per category in those checks. seed: sampling and order.
+        eval_per_category: tasks per category of ``guard_split`` in those checks. seed: sampling and order.
         out_dir: checkpoints (``out_dir/last``); save_every: iterations between checkpoints.
         threads: torch CPU threads (0 = leave). chat: context compaction.
     """
@@ -141,6 +144,8 @@ class CAREConfig:
     eps: float = 1e-6
     drop_no_signal: bool = True
     guard_drop_points: float = 1.0
+    guard_split: str = "val"
+    guard_per_category: bool = False
     controller: str = "rule"
     controller_url: str = ""
     controller_model: str = ""
@@ -212,7 +217,11 @@ class CAREConfig:
             e["std_floor_min"] = "must be > 0"
         if not self.std_floor_success >= 0:
             e["std_floor_success"] = "must be >= 0"
-        for name in ("success_adv_nonneg", "greedy_anchor", "score_temperature"):
+        from harness.bench import SPLIT_SEEDS
+
+        if self.guard_split not in SPLIT_SEEDS:
+            e["guard_split"] = f"must be one of {', '.join(SPLIT_SEEDS)}, got {self.guard_split!r}"
+        for name in ("success_adv_nonneg", "greedy_anchor", "score_temperature", "guard_per_category"):
             if not isinstance(getattr(self, name), bool):
                 e[name] = "must be true or false"
         if self.loss_aggregation not in LOSS_AGGREGATIONS:

@@ -301,7 +301,8 @@ class CARETrainer:
             hist = self.tracker.get(task)
             kappa = competence(hist, sum(r.success for r in mine) / len(mine), self.cfg.competence_ema)
             sched = self.controller.choose(kappa, {"iteration": self.iteration}) if self.cfg.care else None
-            res = care_group(rolls, self.cfg, history=hist, schedule=sched, efficiency_scale=self.guard.scale)
+            res = care_group(rolls, self.cfg, history=hist, schedule=sched,
+                             efficiency_scale=self.guard.scale_for(task["category"]))
             self.tracker.update(task, kappa)
             results.append(res)
         return results
@@ -386,9 +387,13 @@ class CARETrainer:
             **stats,
         }
         if cfg.eval_every and self.iteration % cfg.eval_every == 0:
-            m["heldout_success"] = self.heldout_success()
-            self.guard.observe(m["heldout_success"])
+            success = self.heldout_success()
+            m["heldout_success"] = success["all"]
+            m["heldout_by_category"] = {k: v for k, v in success.items() if k != "all"}
+            self.guard.observe(self.guard_reading(success))
             m["efficiency_scale"] = self.guard.scale
+            if cfg.guard_per_category:
+                m["efficiency_scales"] = {c: self.guard.scale_for(c) for c in m["heldout_by_category"]}
         self.history.append(m)
         if self.on_metrics is not None:
             self.on_metrics(m)
@@ -501,14 +506,24 @@ class CARETrainer:
         n_solved = sum(solved(e) for e in greedy)
         return groups, {"screened": len(cands), "screen_success": n_solved / len(cands)}
 
-    def heldout_success(self) -> float:
-        """Greedy success (percent) on a small held-out slice (the guard's measurement)."""
+    def heldout_success(self) -> dict[str, float]:
+        """Greedy success (percent) on a small held-out slice of ``guard_split`` (the guard's measurement):
+        ``{"all": overall, category: ...}``."""
         from harness.bench import suite_tasks
         from harness.episode import run_episodes
 
-        tasks = self.eval_tasks or suite_tasks("pa-sim", "test", self.cfg.eval_per_category)
+        tasks = self.eval_tasks or suite_tasks("pa-sim", self.cfg.guard_split, self.cfg.eval_per_category)
         eps = run_episodes(tasks, self.planner(temperature=0.0), batch_size=64)
-        return 100.0 * sum(bool(e.verdict and e.verdict.success) for e in eps) / max(1, len(eps))
+        by_cat: dict[str, list[bool]] = {}
+        for e in eps:
+            by_cat.setdefault(e.task["category"], []).append(solved(e))
+        out = {"all": 100.0 * sum(map(sum, by_cat.values())) / max(1, len(eps))}
+        out.update({cat: 100.0 * sum(ok) / len(ok) for cat, ok in sorted(by_cat.items())})
+        return out
+
+    def guard_reading(self, success: dict[str, float]) -> float | dict[str, float]:
+        """What the guard compares: the overall percent, or per category with ``guard_per_category``."""
+        return {k: v for k, v in success.items() if k != "all"} if self.cfg.guard_per_category else success["all"]
 
     # -- the loop -----------------------------------------------------------------------------------
 
@@ -519,7 +534,7 @@ class CARETrainer:
     def train(self) -> CAREResult:
         self._t0 = time.perf_counter() - self.elapsed_before
         if self.cfg.eval_every and self.guard.baseline is None:
-            self.guard.baseline = self.heldout_success()
+            self.guard.baseline = self.guard_reading(self.heldout_success())
         while self.iteration < self.cfg.iterations:
             self.step()
             if self.out is not None and self.cfg.save_every and self.iteration % self.cfg.save_every == 0:
@@ -542,7 +557,7 @@ class CARETrainer:
                 "iteration": self.iteration, "init_from": str(self.init_from) if self.init_from else None,
                 "seconds": round(elapsed, 1)}
         care = {"iteration": self.iteration, "competence": self.tracker.state(), "guard_scale": self.guard.scale,
-                "elapsed_s": elapsed,
+                "elapsed_s": elapsed, "guard_scales": dict(self.guard.scales),
                 "guard_baseline": self.guard.baseline if self.guard.baseline is not None else -1.0,
                 "rng": list(self.rng.getstate()[1])}
         # One atomic swap holds weights, optimizer and CARE state together (a crash leaves the previous set).
@@ -559,7 +574,12 @@ class CARETrainer:
         self.elapsed_before = float(st.get("elapsed_s", 0.0))
         self.tracker.values = {k: float(v) for k, v in st["competence"].items()}
         self.guard.scale = float(st["guard_scale"])
-        self.guard.baseline = None if st["guard_baseline"] < 0 else float(st["guard_baseline"])
+        self.guard.scales = {k: float(v) for k, v in st.get("guard_scales", {}).items()}
+        base = st["guard_baseline"]
+        if isinstance(base, dict):
+            self.guard.baseline = {k: float(v) for k, v in base.items()}
+        else:
+            self.guard.baseline = None if base < 0 else float(base)
         self.rng.setstate((3, tuple(int(x) for x in st["rng"]), None))
 
 

@@ -388,6 +388,64 @@ def test_care_trainer_iteration_records_environment_and_resumes(tokenizer, tiny_
     assert res.iterations == 3 and res.seconds >= 3600
 
 
+def test_efficiency_guard_per_category_halves_only_the_category_that_fell():
+    guard = EfficiencyGuard(baseline={"memory": 70.0, "tool_use": 50.0}, drop_points=1.0)
+    assert guard.observe({"memory": 60.0, "tool_use": 55.0}) == 0.5
+    assert (guard.scale_for("memory"), guard.scale_for("tool_use"), guard.scale_for("skills")) == (0.5, 1.0, 1.0)
+    assert guard.observe({"memory": 69.5, "tool_use": 48.0}) == 0.5  # memory within a point; tool_use fell
+    assert guard.scales == {"memory": 0.5, "tool_use": 0.5} and guard.trips == 2
+    overall = EfficiencyGuard(baseline=60.0)
+    overall.observe(50.0)
+    assert overall.scale_for("memory") == overall.scale_for("tool_use") == 0.5
+
+
+def test_guard_reads_the_validation_split_per_category_and_resumes(tokenizer, tiny_model_config, tmp_path,
+                                                                    monkeypatch):
+    from devices.virtual.registry import catalog
+    from harness.bench import held_out_ids
+    from harness.episode import run_episodes
+    from harness.reference import ReferenceSolver, ReferenceStyle
+    from ml.care_trainer import CARETrainer
+    from ml.model import build_model, save_checkpoint
+
+    init = save_checkpoint(build_model(tiny_model_config, tokenizer), tokenizer, tmp_path / "sft")
+    task = catalog().templates["connectivity.start_cast"].instantiate(5)
+    cfg = CAREConfig(iterations=1, tasks_per_iter=1, group_size=2, out_dir=str(tmp_path / "rl"), save_every=1,
+                     eval_every=1, eval_per_category=1, guard_per_category=True, chat=ChatFormat(max_new_tokens=8))
+    seen = []
+    trainer = CARETrainer(cfg, init_from=init, tasks=[task], on_metrics=seen.append)
+    ran = []
+    real = run_episodes
+
+    def spy(tasks, *a, **kw):  # noqa: ANN001, ANN002, ANN003
+        ran.append(tasks)
+        return real(tasks, *a, **kw)
+
+    monkeypatch.setattr("harness.episode.run_episodes", spy)
+    got = trainer.heldout_success()
+    assert set(got) == {"all", "memory", "skills", "sub_agent", "tool_use"}
+    assert len(ran[0]) == 4 and not {t.id for t in ran[0]} & held_out_ids()  # val, never test
+    monkeypatch.undo()
+    readings = iter([{"all": 60.0, "memory": 70.0, "tool_use": 50.0}, {"all": 55.0, "memory": 60.0, "tool_use": 50.0}])
+    monkeypatch.setattr(trainer, "heldout_success", lambda: next(readings))
+    trainer.train()
+    assert trainer.guard.baseline == {"memory": 70.0, "tool_use": 50.0}
+    assert seen[0]["heldout_success"] == 55.0
+    assert seen[0]["heldout_by_category"] == {"memory": 60.0, "tool_use": 50.0}
+    assert seen[0]["efficiency_scales"] == {"memory": 0.5, "tool_use": 1.0} and seen[0]["efficiency_scale"] == 0.5
+    # Scoring: λ on a memory task is halved, on a tool-use task not (all-success groups: κ = 1, "efficient").
+    # (Two templates the run has not tried, so neither has a competence history.)
+    fresh = [next(t for k, t in sorted(catalog().templates.items()) if t.category == cat and k != task.template)
+             .instantiate(5) for cat in ("memory", "tool_use")]
+    groups = [run_episodes([t, t], ReferenceSolver(ReferenceStyle())) for t in fresh]
+    lam = [r.efficiency_weight for r in trainer.score_groups(groups)]
+    assert lam == [pytest.approx(0.2), pytest.approx(0.4)]
+    again = CARETrainer(CAREConfig(**{**cfg.to_dict(), "iterations": 2}), init_from=init, tasks=[task])
+    assert again.iteration == 1 and again.guard.baseline == {"memory": 70.0, "tool_use": 50.0}
+    assert again.guard.scales == {"memory": 0.5}
+    assert again.guard.scale_for("memory") == 0.5
+
+
 def test_greedy_anchor_puts_the_greedy_attempt_first_in_every_group(tokenizer, tiny_model_config):
     from devices.virtual.registry import catalog
     from ml.backends import TransformersPlanner
@@ -697,10 +755,11 @@ def test_invalid_care_config_names_every_bad_field():
     with pytest.raises(ValueError) as err:
         CAREConfig(group_size=1, efficiency_cap=1.0, eps_low=0, w_tool_calls=0.9, temperature=0, controller="x",
                    task_sampling="hard", sampling_floor=0, success_adv_nonneg="yes", guide=True,
-                   loss_aggregation="sequence")
+                   loss_aggregation="sequence", guard_split="holdout", guard_per_category="yes")
     assert set(err.value.field_errors) >= {"group_size", "efficiency_cap", "eps_low", "w_output_tokens",
                                            "temperature", "controller", "task_sampling", "sampling_floor",
-                                           "success_adv_nonneg", "guide", "loss_aggregation"}
+                                           "success_adv_nonneg", "guide", "loss_aggregation", "guard_split",
+                                           "guard_per_category"}
     with pytest.raises(ValueError) as err:
         CAREConfig(schedules=(Schedule("a", 0.2, 1, 0, 0),))
     assert "schedules" in err.value.field_errors
