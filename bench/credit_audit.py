@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/credit_audit.py CHECKPOINT [CHECKPOINT ...] [--care-overrides JSON]
         [--train-seeds 100:101] [--categories memory,sub_agent,tool_use,skills] [--group 8] [--temperature 0.8]
-        [--heldout 25] [--threads 2]
+        [--heldout 25] [--split test] [--threads 2]
 
 Stop 40's CARE arm cut the most tokens yet but lost its Overall in Memory and Sub-agent, the categories whose
 solutions take a recall (``search_user_memory``) or a delegation (the GUI agent) on top of the action. Turn credit
@@ -27,7 +27,8 @@ the share of episodes that make a memory call (``recall_win=``, ``recall_fail=``
 (``delegate_win=``, ``delegate_fail=``): whether a trained planner's failures in a category are the ones that left
 out the recall or the delegation; and what its failures' verdicts name (``fail_goal=`` a goal value wrong,
 ``fail_answer=`` a fact missing from the final answer, ``fail_collateral=`` a change nobody asked for).
-Several checkpoints are measured one after another on the same tasks.
+Several checkpoints are measured one after another on the same tasks. ``--split val`` takes them from the
+validation split CARE's guard reads instead (does the guard's slice see what the test split sees?).
 
 A diagnostic, beside ``bench/rl_headroom.py``; it trains nothing.
 """
@@ -43,7 +44,7 @@ from collections import Counter, defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from harness.bench import suite_tasks  # noqa: E402
+from harness.bench import SPLIT_SEEDS, suite_tasks  # noqa: E402
 from harness.contract import Episode  # noqa: E402
 from harness.episode import run_episodes, tool_kind  # noqa: E402
 from ml.backends import TransformersPlanner  # noqa: E402
@@ -176,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--group", type=int, default=8, help="attempts per task (the RL group size G)")
     ap.add_argument("--temperature", type=float, default=0.8)
     ap.add_argument("--heldout", type=int, default=0, help="held-out tasks per category to run greedily (0 = none)")
+    ap.add_argument("--split", default="test", choices=sorted(SPLIT_SEEDS), help="the split --heldout draws from")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
@@ -194,13 +196,13 @@ def main(argv: list[str] | None = None) -> int:
         first, _, end = args.train_seeds.partition(":")
         wanted = set(args.categories.split(","))
         tasks = [t for t in training_tasks(range(int(first), int(end))) if t.category in wanted]
-    heldout = suite_tasks("pa-sim", "test", args.heldout) if args.heldout > 0 else []
+    heldout = suite_tasks("pa-sim", args.split, args.heldout) if args.heldout > 0 else []
     for path in args.checkpoints:
         model, tok = load_checkpoint(path)
         fmt = chat_format_of(path)
         if heldout:
             greedy = run_episodes(heldout, TransformersPlanner(model, tok, fmt=fmt, temperature=0.0), batch_size=64)
-            show(f"checkpoint={path} heldout ", heldout_kinds(greedy))
+            show(f"checkpoint={path} {args.split} ", heldout_kinds(greedy))
         if not tasks:
             continue
         planner = TransformersPlanner(model, tok, fmt=fmt, temperature=args.temperature, seed=args.seed)
