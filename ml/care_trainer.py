@@ -576,7 +576,12 @@ class CARETrainer:
         self.guard.scale = float(st["guard_scale"])
         self.guard.scales = {k: float(v) for k, v in st.get("guard_scales", {}).items()}
         base = st["guard_baseline"]
-        if isinstance(base, dict):
+        per_category = isinstance(base, dict)
+        if per_category != self.cfg.guard_per_category and (per_category or base >= 0):
+            kept = "per category" if per_category else "overall"
+            raise ValueError(f"{path}: the run's guard kept its baseline {kept}; "
+                             f"resume it with guard_per_category={per_category}")
+        if per_category:
             self.guard.baseline = {k: float(v) for k, v in base.items()}
         else:
             self.guard.baseline = None if base < 0 else float(base)

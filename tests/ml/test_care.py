@@ -444,6 +444,10 @@ def test_guard_reads_the_validation_split_per_category_and_resumes(tokenizer, ti
     assert again.iteration == 1 and again.guard.baseline == {"memory": 70.0, "tool_use": 50.0}
     assert again.guard.scales == {"memory": 0.5}
     assert again.guard.scale_for("memory") == 0.5
+    # A per-category baseline cannot be compared with an overall reading: resuming with the flag off says so.
+    with pytest.raises(ValueError, match="guard_per_category=True"):
+        CARETrainer(CAREConfig(**{**cfg.to_dict(), "iterations": 2, "guard_per_category": False}), init_from=init,
+                    tasks=[task])
 
 
 def test_greedy_anchor_puts_the_greedy_attempt_first_in_every_group(tokenizer, tiny_model_config):
