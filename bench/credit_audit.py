@@ -48,7 +48,7 @@ from harness.bench import SPLIT_SEEDS, suite_tasks  # noqa: E402
 from harness.contract import Episode  # noqa: E402
 from harness.episode import run_episodes, tool_kind  # noqa: E402
 from ml.backends import TransformersPlanner  # noqa: E402
-from ml.care import Rollout, care_group  # noqa: E402
+from ml.care import Rollout, care_group, cheapest_success, unmatched_calls  # noqa: E402
 from ml.care_config import CAREConfig  # noqa: E402
 from ml.model import chat_format_of, load_checkpoint  # noqa: E402
 from ml.sft import training_tasks  # noqa: E402
@@ -64,16 +64,9 @@ def kind_of(key: str) -> str:
 
 
 def charged_by_kind(r: Rollout, cheapest: Rollout) -> Counter:
-    """Per tool kind, the calls of ``r`` that ``ml.care.excess_calls`` leaves unmatched against ``cheapest``,
+    """Per tool kind, the calls of ``r`` that ``ml.care.unmatched_calls`` leaves unmatched against ``cheapest``,
     each weighted by the spread n_i = (calls of r − calls of cheapest) / unmatched, as ``care_group`` charges."""
-    left = Counter(k for step in cheapest.calls for k in step)
-    unmatched: list[str] = []
-    for step in r.calls:
-        for k in step:
-            if left[k] > 0:
-                left[k] -= 1
-            else:
-                unmatched.append(k)
+    unmatched = [k for step in unmatched_calls(r, cheapest) for k in step]
     if not unmatched:
         return Counter()
     share = max(0, sum(map(len, r.calls)) - sum(map(len, cheapest.calls))) / len(unmatched)
@@ -95,30 +88,28 @@ def audit(groups: list[tuple[str, list[Rollout]]], cfg: CAREConfig) -> dict[str,
         if not wins:
             continue
         res = care_group(group, cfg)
-        cheapest = min(wins, key=lambda r: (r.tool_calls, r.output_tokens))
+        cheapest = cheapest_success(wins)
+        made_cheapest = kinds_made(cheapest)
+        # Per success, once: its call kinds, what the credit charges, its token penalty.
+        rows = [(kinds_made(r), charged_by_kind(r, cheapest), [kind_of(k) for step in r.calls for k in step],
+                 res.penalties[i]) for i, r in enumerate(group) if r.success]
         for cat in (category, "all"):
             a = acc[cat]
             a["groups"] += 1
             a["mixed"] += len(wins) < len(group)
-            made = [kinds_made(r) for r in wins]
             for kind in KINDS:
-                if kind not in kinds_made(cheapest) and any(kind in m for m in made):
+                if kind not in made_cheapest and any(kind in has for has, *_ in rows):
                     a[f"skip_{kind}"] += 1
-            for i, r in enumerate(group):
-                if not r.success:
-                    continue
-                charged = charged_by_kind(r, cheapest)
-                has = kinds_made(r)
-                for step in r.calls:
-                    for k in step:
-                        a[f"calls_{kind_of(k)}"] += 1
-                        a["calls_all"] += 1
+            for has, charged, call_kinds, penalty in rows:
+                for kind in call_kinds:
+                    a[f"calls_{kind}"] += 1
+                    a["calls_all"] += 1
                 for kind, n in charged.items():
                     a[f"charged_{kind}"] += n
                     a["charged_all"] += n
                 for kind in KINDS:
                     side = "with" if kind in has else "without"
-                    a[f"pen_{side}_{kind}"] += res.penalties[i]
+                    a[f"pen_{side}_{kind}"] += penalty
                     a[f"n_{side}_{kind}"] += 1
     out: dict[str, dict[str, float]] = {}
     for cat, a in acc.items():

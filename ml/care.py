@@ -181,7 +181,7 @@ def care_group(
     per_call = 0.0
     if by_turn and wins and lam > 0:
         per_call = lam * cfg.w_tool_calls / (max(m_c, cfg.floor_tool_calls) * sigma)
-        cheapest = min(wins, key=lambda r: (r.tool_calls, r.output_tokens))
+        cheapest = cheapest_success(wins)
         base = sum(map(len, cheapest.calls))
         for i, r in enumerate(group):
             unmatched = excess_calls(r, cheapest) if r.success else []
@@ -199,21 +199,33 @@ def care_group(
                        info={"std": sd, "floor": floor, "excess_calls": round(n_excess, 6)}, turn_advantages=turns)
 
 
-def excess_calls(rollout: Rollout, cheapest: Rollout) -> list[int]:
-    """Per step of ``rollout``, how many of its calls the cheapest success's calls do not cover: the calls
-    are matched in order against the multiset of ``cheapest``'s (``ToolCall.key``), so a repeat of a call the
-    cheapest success makes once is excess the second time, and a call it never makes is excess at once."""
+def cheapest_success(wins: list[Rollout]) -> Rollout:
+    """The group's cheapest success, which turn credit measures the others against: fewest calls, then fewest
+    output tokens."""
+    return min(wins, key=lambda r: (r.tool_calls, r.output_tokens))
+
+
+def unmatched_calls(rollout: Rollout, cheapest: Rollout) -> list[list[str]]:
+    """Per step of ``rollout``, the keys of its calls the cheapest success's calls do not cover: the calls are
+    matched in order against the multiset of ``cheapest``'s (``ToolCall.key``), so a repeat of a call the
+    cheapest success makes once is unmatched the second time, and a call it never makes is unmatched at once."""
     left = Counter(k for step in cheapest.calls for k in step)
     out = []
     for step in rollout.calls:
-        n = 0
+        unmatched = []
         for k in step:
             if left[k] > 0:
                 left[k] -= 1
             else:
-                n += 1
-        out.append(n)
+                unmatched.append(k)
+        out.append(unmatched)
     return out
+
+
+def excess_calls(rollout: Rollout, cheapest: Rollout) -> list[int]:
+    """Per step of ``rollout``, how many of its calls the cheapest success's calls do not cover
+    (``unmatched_calls``)."""
+    return [len(step) for step in unmatched_calls(rollout, cheapest)]
 
 
 # ---------------------------------------------------------------------------------------------
