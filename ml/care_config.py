@@ -117,7 +117,8 @@ class CAREConfig:
         guided group as it stands (the failures are pushed down beside the demonstration); "demo" keeps
         only the demonstration's advantage (the failures get none). Rollout metrics count the policy's own
         attempts only. iterations: optimiser iterations (the budget); max_minutes: stop earlier on wall
-        time (0 = none), the whole run's: a run resumed after a crash counts the time before its checkpoint.
+        time (0 = none), the whole run's: a run resumed after a crash counts the time before its checkpoint;
+        the guard's held-out checks are measurement and not counted (``CARETrainer.guard_check``).
         train_seeds: instance seeds of the training tasks (never the held-out suite).
         env_mix: {environment kind: weight} the pool draws from ("virtual" now; real devices later).
         eval_every: iterations between held-out checks for the guard (0 = never);

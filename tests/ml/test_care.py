@@ -450,6 +450,34 @@ def test_guard_reads_the_validation_split_per_category_and_resumes(tokenizer, ti
                     tasks=[task])
 
 
+def test_guard_checks_stay_off_the_training_clock(tokenizer, tiny_model_config, tmp_path, monkeypatch):
+    """max_minutes budgets training: a guarded run's held-out checks do not eat its iterations."""
+    import time
+
+    from devices.virtual.registry import catalog
+    from ml.care_trainer import CARETrainer
+    from ml.model import build_model, save_checkpoint
+
+    init = save_checkpoint(build_model(tiny_model_config, tokenizer), tokenizer, tmp_path / "sft")
+    task = catalog().templates["connectivity.start_cast"].instantiate(5)
+    cfg = CAREConfig(iterations=2, tasks_per_iter=1, group_size=2, eval_every=1, eval_per_category=1,
+                     chat=ChatFormat(max_new_tokens=8))
+    seen = []
+    trainer = CARETrainer(cfg, init_from=init, tasks=[task], on_metrics=seen.append)
+
+    def slow_check() -> dict[str, float]:
+        time.sleep(1.0)
+        return {"all": 50.0}
+
+    monkeypatch.setattr(trainer, "heldout_success", slow_check)
+    t = time.perf_counter()
+    trainer.train()
+    wall = time.perf_counter() - t
+    # Three checks (the baseline, then one per iteration) slept 3 s; none of them is training time.
+    assert trainer.guard_seconds >= 3.0 and seen[-1]["guard_check_s"] == trainer.guard_seconds
+    assert trainer.elapsed() <= wall - 2.9
+
+
 def test_greedy_anchor_puts_the_greedy_attempt_first_in_every_group(tokenizer, tiny_model_config):
     from devices.virtual.registry import catalog
     from ml.backends import TransformersPlanner
