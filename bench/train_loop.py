@@ -277,6 +277,7 @@ def main() -> int:
               f"schedules={json.dumps(m['schedules'])} "
               + (f"guard_success={m['heldout_success']:.1f} by_category={json.dumps(m['heldout_by_category'])} "
                  f"efficiency_scale={json.dumps(m.get('efficiency_scales', m['efficiency_scale']))} "
+                 f"guard_check_s={m.get('guard_check_s', 0.0):.0f} "
                  if "heldout_success" in m else "")
               + f"roll_s={m['rollout_s']:.1f} s={m['iteration_s']:.1f}", flush=True)
 
