@@ -710,8 +710,9 @@ def test_micro_batches_change_the_forwards_not_the_update(tokenizer, tiny_model_
     assert m0["updates"] == m1["updates"] == len(g0) == len(g1) == 4  # 2 minibatches × 2 epochs
     assert max(f1) == 1 < max(f0) and sum(f1) == sum(f0)  # split to single rows, the same sequences scored
     for a, b in zip(g0, g1, strict=True):
-        # Float sums in another order differ by ~1e-6 of a gradient's norm; a mis-weighted micro-batch by far more.
-        assert all((x - y).norm() <= 1e-4 * x.norm() + 1e-9 for x, y in zip(a, b, strict=True))
+        # Float sums in another order differ by up to ~1e-4 of a small tensor's gradient norm (1.1e-4 measured on an
+        # AMD EPYC host); a mis-weighted micro-batch (3 tokens weighed as a full row) by far more.
+        assert all((x - y).norm() <= 1e-3 * x.norm() + 1e-9 for x, y in zip(a, b, strict=True))
     for k in ("pg_loss", "kl", "clip_frac", "adv_token_mean"):
         assert m1[k] == pytest.approx(m0[k], abs=1e-6), k
 
