@@ -48,7 +48,7 @@ from harness.bench import SPLIT_SEEDS, suite_tasks  # noqa: E402
 from harness.contract import Episode  # noqa: E402
 from harness.episode import run_episodes, tool_kind  # noqa: E402
 from ml.backends import TransformersPlanner  # noqa: E402
-from ml.care import Rollout, care_group, cheapest_success, unmatched_calls  # noqa: E402
+from ml.care import Rollout, care_group, cheapest_success, excess_share, unmatched_calls  # noqa: E402
 from ml.care_config import CAREConfig  # noqa: E402
 from ml.model import chat_format_of, load_checkpoint  # noqa: E402
 from ml.sft import training_tasks  # noqa: E402
@@ -65,11 +65,11 @@ def kind_of(key: str) -> str:
 
 def charged_by_kind(r: Rollout, cheapest: Rollout) -> Counter:
     """Per tool kind, the calls of ``r`` that ``ml.care.unmatched_calls`` leaves unmatched against ``cheapest``,
-    each weighted by the spread n_i = (calls of r − calls of cheapest) / unmatched, as ``care_group`` charges."""
+    each weighted by ``ml.care.excess_share``, as ``care_group`` charges."""
     unmatched = [k for step in unmatched_calls(r, cheapest) for k in step]
     if not unmatched:
         return Counter()
-    share = max(0, sum(map(len, r.calls)) - sum(map(len, cheapest.calls))) / len(unmatched)
+    share = excess_share(r, cheapest, len(unmatched))
     out: Counter = Counter()
     for k in unmatched:
         out[kind_of(k)] += share

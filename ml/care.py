@@ -182,11 +182,10 @@ def care_group(
     if by_turn and wins and lam > 0:
         per_call = lam * cfg.w_tool_calls / (max(m_c, cfg.floor_tool_calls) * sigma)
         cheapest = cheapest_success(wins)
-        base = sum(map(len, cheapest.calls))
         for i, r in enumerate(group):
             unmatched = excess_calls(r, cheapest) if r.success else []
-            if sum(unmatched):  # the excess count spread over the unmatched calls (another path is not all excess)
-                share = max(0, sum(map(len, r.calls)) - base) / sum(unmatched)
+            if sum(unmatched):
+                share = excess_share(r, cheapest, sum(unmatched))
                 excess[i] = [n * share for n in unmatched]
     n_excess = sum(map(sum, excess))
     dropped = cfg.drop_no_signal and sd < 1e-9 and not n_excess
@@ -220,6 +219,12 @@ def unmatched_calls(rollout: Rollout, cheapest: Rollout) -> list[list[str]]:
                 unmatched.append(k)
         out.append(unmatched)
     return out
+
+
+def excess_share(rollout: Rollout, cheapest: Rollout, n_unmatched: int) -> float:
+    """n_i, what each of ``rollout``'s ``n_unmatched`` unmatched calls counts as excess: (calls of rollout −
+    calls of cheapest) / n_unmatched, so another path than the cheapest success's is not all excess."""
+    return max(0, sum(map(len, rollout.calls)) - sum(map(len, cheapest.calls))) / n_unmatched
 
 
 def excess_calls(rollout: Rollout, cheapest: Rollout) -> list[int]:
