@@ -21,6 +21,9 @@ prints per category:
 - ``pen_with_<kind>=`` / ``pen_without_<kind>=``: the mean token penalty e_i of successes that make / make no
   call of that kind.
 
+A second line per category (``failures``) asks the same of the failures: whether the group's scoring gives its
+longer failures a higher advantage than its shorter ones (``failure_audit``; the progress term can, GRPO cannot).
+
 With ``--heldout N`` (N > 0) it first runs each checkpoint greedily on the held-out split's first N tasks per
 category and prints per category ``success=``, ``calls=``, ``tokens=`` and, among its successes and its failures,
 the share of episodes that make a memory call (``recall_win=``, ``recall_fail=``) and a GUI-agent call
@@ -128,6 +131,47 @@ def audit(groups: list[tuple[str, list[Rollout]]], cfg: CAREConfig) -> dict[str,
     return out
 
 
+def failure_audit(groups: list[tuple[str, list[Rollout]]], cfg: CAREConfig) -> dict[str, dict[str, float]]:
+    """Per category (and ``all``): does the group's scoring favour its longer failures?
+
+    Over the groups ``care_group`` keeps, each group's failures are centred on their own group means (calls x,
+    progress p, advantage A), pooled, and correlated: ``corr_calls_progress=`` and ``corr_calls_adv=``, with
+    ``adv_per_call=`` = Σ x·A / Σ x² (the advantage one more call earns a failure beside its group's others).
+    Plain GRPO scores every failure of a group alike, so both are 0 there by construction; under CARE the progress
+    term ranks failures, and where more calls reach more of the goal it teaches longer failures.
+    ``kept_all_fail=`` is the share of kept groups with no success (groups only the progress term keeps).
+    ``moved=``: the share of those failures whose push ``failure_credit="turn"`` moves (under the overrides given)."""
+    acc: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for category, group in groups:
+        res = care_group(group, cfg)
+        if res.dropped:
+            continue
+        fails = [(float(r.tool_calls), r.progress, res.advantages[i]) for i, r in enumerate(group) if not r.success]
+        mc, mp, ma = (sum(f[k] for f in fails) / len(fails) if fails else 0.0 for k in range(3))
+        for cat in (category, "all"):
+            a = acc[cat]
+            a["kept"] += 1
+            a["kept_all_fail"] += len(fails) == len(group)
+            a["failures"] += len(fails)
+            a["moved"] += res.info.get("failures_moved", 0)
+            for c, p, adv in fails:
+                x = c - mc
+                a["xx"] += x * x
+                a["pp"] += (p - mp) ** 2
+                a["aa"] += (adv - ma) ** 2
+                a["xp"] += x * (p - mp)
+                a["xa"] += x * (adv - ma)
+    out: dict[str, dict[str, float]] = {}
+    for cat, a in acc.items():
+        row = {"kept": a["kept"], "kept_all_fail": a["kept_all_fail"] / a["kept"], "failures": a["failures"]}
+        row["moved"] = a["moved"] / a["failures"] if a["failures"] else 0.0
+        for name, yy, xy in (("progress", a["pp"], a["xp"]), ("adv", a["aa"], a["xa"])):
+            row[f"corr_calls_{name}"] = xy / (a["xx"] * yy) ** 0.5 if a["xx"] and yy else 0.0
+        row["adv_per_call"] = a["xa"] / a["xx"] if a["xx"] else 0.0
+        out[cat] = row
+    return out
+
+
 def heldout_kinds(eps: list[Episode]) -> dict[str, dict[str, float]]:
     """Greedy held-out episodes by category: success, cost, and which kinds of call its successes and failures make."""
     by_cat: dict[str, list[Episode]] = defaultdict(list)
@@ -201,6 +245,7 @@ def main(argv: list[str] | None = None) -> int:
         rolls = [Rollout.from_episode(e) for e in eps]
         groups = [(t.category, rolls[i * args.group:(i + 1) * args.group]) for i, t in enumerate(tasks)]
         show(f"checkpoint={path} groups ", audit(groups, cfg))
+        show(f"checkpoint={path} failures ", failure_audit(groups, cfg))
     print(f"tasks={len(tasks)} heldout={len(heldout)} wall_s={time.perf_counter() - t0:.1f}")
     return 0
 

@@ -48,6 +48,25 @@ def test_another_path_spreads_its_excess_and_an_all_failure_group_is_skipped():
     assert rows["all"]["charged_all"] == pytest.approx(1 / 5)
 
 
+def test_failure_audit_reads_whether_the_scoring_favours_longer_failures():
+    ca = load_bench("credit_audit")
+    win = _win((RECALL,), (ALARM,))
+
+    def fail(calls: int, progress: float) -> Rollout:
+        return Rollout(success=False, progress=progress, output_tokens=50 * calls, tool_calls=calls,
+                       calls=((RECALL,), *((LIST,) for _ in range(calls - 1))))
+
+    # Under CARE's progress term the longer failure reached more of the goal: calls and advantage rise together.
+    group = [win, fail(2, 0.2), fail(4, 0.6)]
+    care = ca.failure_audit([("memory", group)], CAREConfig(failure_credit="turn"))["memory"]
+    assert care["corr_calls_progress"] == pytest.approx(1.0) and care["corr_calls_adv"] == pytest.approx(1.0)
+    assert care["adv_per_call"] > 0 and care["kept_all_fail"] == 0.0 and care["failures"] == 2
+    assert care["moved"] == 1.0  # both recall as the success does, then list: their push moves onto the lists
+    # Plain GRPO scores a group's failures alike.
+    grpo = ca.failure_audit([("memory", group)], CAREConfig.grpo())["memory"]
+    assert grpo["corr_calls_adv"] == 0.0 and grpo["adv_per_call"] == 0.0
+
+
 def test_heldout_kinds_finds_the_reference_recalls_in_memory_tasks():
     import copy
 
