@@ -271,6 +271,7 @@ def main() -> int:
               + (f"screen_success={m['screen_success']:.2f} " if "screen_success" in m else "")
               + (f"guided={m['guided']} " if "guided" in m else "")
               + (f"excess_calls={m['excess_calls']:.1f} " if "excess_calls" in m else "")
+              + (f"failures_moved={m['failures_moved']} " if "failures_moved" in m else "")
               + f"reward={m['reward']:.3f} "
               f"out_tokens={m['output_tokens']:.1f} calls={m['tool_calls']:.2f} kept={m['groups_kept']} "
               f"kl={m['kl']:.4f} clip={m['clip_frac']:.3f} adv={m['adv_token_mean']:.3f} "

@@ -36,6 +36,7 @@ class Rollout:
     reasoning_tokens: int = 0
     tool_calls: int = 0
     calls: tuple[tuple[str, ...], ...] = ()  # per step, what each of its calls did (``ToolCall.key``)
+    step_tokens: tuple[int, ...] = ()  # per step, the output tokens of its turn (the cost meter's count)
 
     @classmethod
     def from_episode(cls, ep: Any) -> Rollout:
@@ -43,7 +44,8 @@ class Rollout:
         return cls(success=bool(v and v.success), progress=float(v.progress) if v else 0.0,
                    output_tokens=ep.costs.output_tokens, reasoning_tokens=ep.costs.reasoning_tokens,
                    tool_calls=ep.costs.total_tool_calls,
-                   calls=tuple(tuple(c.call.key() for c in s.calls) for s in ep.steps))
+                   calls=tuple(tuple(c.call.key() for c in s.calls) for s in ep.steps),
+                   step_tokens=tuple(s.turn.output_tokens for s in ep.steps))
 
 
 @dataclass
@@ -60,7 +62,8 @@ class GroupResult:
     normaliser: float
     dropped: bool
     info: dict[str, Any] = field(default_factory=dict)
-    # efficiency_credit="turn": per rollout, per step, the advantage added to that step's tokens (≤ 0)
+    # efficiency_credit="turn" (≤ 0, successes) / failure_credit="turn" (failures): per rollout, per step, the
+    # advantage added to that step's tokens
     turn_advantages: list[list[float]] = field(default_factory=list)
 
 
@@ -142,6 +145,13 @@ def care_group(
     multiset of k*'s) and n_i = (calls of i − calls of k*) / Σ_t |X_i,t| (another path than k*'s is
     not all excess), step t's tokens get A_i − λ·α_c·n_i·|X_i,t| / (max(m_c, f_c)·σ) (after the clip
     above; ``turn_advantages``). A group whose rewards are equal but holds such a step is kept.
+
+    With ``failure_credit="turn"`` a failure i with A_i < 0 in a group with a success keeps A_i as its
+    token-weighted mean but moves a share ρ of it from its matched steps M (every call covered by k*'s) to its
+    unmatched steps U (``failure_turn_advantages``): with τ_t its turns' output tokens, T = Σ τ_t, T_U = Σ_U τ_t,
+    step t gets A_i − ρ·A_i on M and A_i + ρ·A_i·(T − T_U)/T_U on U, ρ = min(``failure_credit_share``,
+    (FAILURE_CREDIT_MAX − 1)·T_U/(T − T_U)) so no step's advantage exceeds FAILURE_CREDIT_MAX·A_i. Its reward
+    and its episode advantage are unchanged: a failure is never priced on its cost.
     """
     if not group:
         raise ValueError("a group needs at least one rollout")
@@ -194,8 +204,19 @@ def care_group(
     if cfg.success_adv_nonneg:
         adv = [max(a, 0.0) if s[i] else a for i, a in enumerate(adv)]
     turns = [[-per_call * n for n in e] for e in excess] if by_turn else []
+    if cfg.failure_credit == "turn" and wins and sd >= 1e-9:
+        cheapest = cheapest_success(wins)
+        moved = [failure_turn_advantages(r, cheapest, adv[i], cfg.failure_credit_share) if not r.success else []
+                 for i, r in enumerate(group)]
+        if any(moved):
+            turns = turns or [[0.0] * len(r.calls) for r in group]
+            turns = [m or t for m, t in zip(moved, turns, strict=True)]
+        n_moved = sum(1 for m in moved if m)
+    else:
+        n_moved = 0
     return GroupResult(R, adv, rate, kappa, sched.name, lam, pen, sigma, dropped,
-                       info={"std": sd, "floor": floor, "excess_calls": round(n_excess, 6)}, turn_advantages=turns)
+                       info={"std": sd, "floor": floor, "excess_calls": round(n_excess, 6),
+                             "failures_moved": n_moved}, turn_advantages=turns)
 
 
 def cheapest_success(wins: list[Rollout]) -> Rollout:
@@ -225,6 +246,26 @@ def excess_share(rollout: Rollout, cheapest: Rollout, n_unmatched: int) -> float
     """n_i, what each of ``rollout``'s ``n_unmatched`` unmatched calls counts as excess: (calls of rollout −
     calls of cheapest) / n_unmatched, so another path than the cheapest success's is not all excess."""
     return max(0, sum(map(len, rollout.calls)) - sum(map(len, cheapest.calls))) / n_unmatched
+
+
+FAILURE_CREDIT_MAX = 4.0  # failure_credit="turn": no unmatched step's advantage beyond this multiple of A_i
+
+
+def failure_turn_advantages(failure: Rollout, cheapest: Rollout, adv: float, share: float) -> list[float]:
+    """``care_group``'s ``failure_credit="turn"``: per step of ``failure``, what is added to its advantage ``adv``
+    (< 0) so that a share of the push moves from the steps whose calls ``cheapest`` also makes to the steps whose
+    calls it does not, the token-weighted mean staying ``adv``; [] when nothing moves (``adv`` ≥ 0, no unmatched
+    step, or every step unmatched)."""
+    if adv >= 0 or share <= 0:
+        return []
+    unmatched = [n > 0 for n in excess_calls(failure, cheapest)]
+    tok = list(failure.step_tokens) if len(failure.step_tokens) == len(unmatched) else [1] * len(unmatched)
+    tok = [max(1, t) for t in tok]
+    total, t_u = sum(tok), sum(t for t, u in zip(tok, unmatched, strict=True) if u)
+    if not t_u or t_u == total:
+        return []
+    rho = min(share, (FAILURE_CREDIT_MAX - 1) * t_u / (total - t_u))
+    return [rho * adv * (total - t_u) / t_u if u else -rho * adv for u in unmatched]
 
 
 def excess_calls(rollout: Rollout, cheapest: Rollout) -> list[int]:

@@ -65,6 +65,11 @@ class CAREConfig:
         efficiency_credit: "episode" (the tool-call excess lowers the whole success's reward) or "turn"
             (it lowers only the tokens of the steps whose calls the group's cheapest success does not
             make; ``ml.care.care_group``).
+        failure_credit: "episode" (a failure's advantage on all its tokens alike) or "turn": where the group
+            has a success, a failure's negative advantage is moved, a share ``failure_credit_share`` of it off
+            the steps whose calls the cheapest success also makes, onto the steps whose calls it does not make,
+            so the episode's token-weighted advantage (and its reward) stays what it was: a failure is never
+            scored on its cost, only its push lands on what it did that a success did without.
         eps: added to the GRPO baseline's std. drop_no_signal: drop groups whose rewards are all
             equal (dynamic sampling). guard_drop_points: the guard halves the efficiency weight when
             held-out success falls more than this many points below the pre-RL checkpoint.
@@ -142,6 +147,8 @@ class CAREConfig:
     std_floor_success: float = 0.5
     success_adv_nonneg: bool = False
     efficiency_credit: str = "episode"
+    failure_credit: str = "episode"
+    failure_credit_share: float = 0.5
     eps: float = 1e-6
     drop_no_signal: bool = True
     guard_drop_points: float = 1.0
@@ -229,6 +236,10 @@ class CAREConfig:
             e["loss_aggregation"] = f"must be one of {', '.join(LOSS_AGGREGATIONS)}, got {self.loss_aggregation!r}"
         if self.efficiency_credit not in ("episode", "turn"):
             e["efficiency_credit"] = f"must be 'episode' or 'turn', got {self.efficiency_credit!r}"
+        if self.failure_credit not in ("episode", "turn"):
+            e["failure_credit"] = f"must be 'episode' or 'turn', got {self.failure_credit!r}"
+        if not 0 <= self.failure_credit_share <= 1:
+            e["failure_credit_share"] = "must be in [0, 1]"
         if not self.eps > 0:
             e["eps"] = "must be > 0"
         if not self.guard_drop_points >= 0:

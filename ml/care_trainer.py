@@ -377,6 +377,8 @@ class CARETrainer:
             "groups_kept": len(kept),
             **({"excess_calls": sum(r.info.get("excess_calls", 0) for r in kept)}
                if cfg.care and cfg.efficiency_credit == "turn" else {}),
+            **({"failures_moved": sum(r.info.get("failures_moved", 0) for r in kept)}
+               if cfg.care and cfg.failure_credit == "turn" else {}),
             "groups_dropped": len(scored) - len(kept),
             "schedules": dict(Counter(r.schedule for r in scored)),
             "competence_hist": self.tracker.histogram(),  # tracked tasks per tenth of κ: [0, .1), ..., [.9, 1]

@@ -111,6 +111,36 @@ def test_turn_credit_charges_the_excess_calls_to_their_steps():
     assert care_group([a, b, c, d], GRPO).turn_advantages == []
 
 
+def test_failure_credit_moves_a_failures_push_onto_the_steps_a_success_did_without():
+    fail_turn = CAREConfig(failure_credit="turn")
+    # The success A calls a, b. Failure F calls a (matched, 30 tokens), then x and y (unmatched, 10 each): the
+    # wrong path. Failure H calls only a (every call matched): nothing to move. κ = ŝ = 1/3: "balanced".
+    a = Rollout(True, 1, 60, 0, 2, calls=(("a",), ("b",)), step_tokens=(30, 30))
+    f = Rollout(False, 0.5, 50, 0, 3, calls=(("a",), ("x",), ("y",)), step_tokens=(30, 10, 10))
+    h = Rollout(False, 0.5, 30, 0, 1, calls=(("a",),), step_tokens=(30,))
+    r = care_group([a, f, h], fail_turn)
+    plain = care_group([a, f, h], CFG)
+    assert r.rewards == plain.rewards and r.advantages == plain.advantages  # no failure priced on its cost
+    adv = r.advantages[1]
+    assert adv < 0
+    # T = 50, T_U = 20, ρ = 0.5 (under (4 − 1)·20/30 = 2): matched −ρ·A, unmatched +ρ·A·30/20.
+    assert r.turn_advantages == [approx([0, 0]), approx([-0.5 * adv, 0.75 * adv, 0.75 * adv]), approx([0])]
+    moved = [adv + x for x in r.turn_advantages[1]]
+    assert sum(t * m for t, m in zip(f.step_tokens, moved, strict=True)) / 50 == pytest.approx(adv)  # token mean kept
+    # A short unmatched step: ρ shrinks so that no step's advantage passes FAILURE_CREDIT_MAX·A.
+    g = Rollout(False, 0.5, 100, 0, 2, calls=(("a",), ("x",)), step_tokens=(90, 10))
+    r2 = care_group([a, g], fail_turn)
+    adv2 = r2.advantages[1]
+    rho = 3 * 10 / 90
+    assert r2.turn_advantages[1] == approx([-rho * adv2, rho * adv2 * 9])
+    assert adv2 + r2.turn_advantages[1][1] == pytest.approx(4 * adv2)
+    # No success to measure against, or a failure with a non-negative advantage: nothing moves.
+    assert care_group([f, h], fail_turn).turn_advantages == []
+    assert care_group([a, f, h], GRPO).turn_advantages == []
+    from ml.care import failure_turn_advantages
+    assert failure_turn_advantages(f, a, 0.3, 0.5) == [] and failure_turn_advantages(f, a, -1.0, 0.0) == []
+
+
 def test_excess_calls_match_the_cheapest_successs_calls_in_order():
     from ml.care import excess_calls
 
@@ -788,11 +818,12 @@ def test_invalid_care_config_names_every_bad_field():
     with pytest.raises(ValueError) as err:
         CAREConfig(group_size=1, efficiency_cap=1.0, eps_low=0, w_tool_calls=0.9, temperature=0, controller="x",
                    task_sampling="hard", sampling_floor=0, success_adv_nonneg="yes", guide=True,
-                   loss_aggregation="sequence", guard_split="holdout", guard_per_category="yes")
+                   loss_aggregation="sequence", guard_split="holdout", guard_per_category="yes",
+                   failure_credit="step", failure_credit_share=1.5)
     assert set(err.value.field_errors) >= {"group_size", "efficiency_cap", "eps_low", "w_output_tokens",
                                            "temperature", "controller", "task_sampling", "sampling_floor",
                                            "success_adv_nonneg", "guide", "loss_aggregation", "guard_split",
-                                           "guard_per_category"}
+                                           "guard_per_category", "failure_credit", "failure_credit_share"}
     with pytest.raises(ValueError) as err:
         CAREConfig(schedules=(Schedule("a", 0.2, 1, 0, 0),))
     assert "schedules" in err.value.field_errors
