@@ -10,10 +10,12 @@ schedules can engage; ``--rl-seeds FIRST:END`` draws fresh training instances in
 evaluates all four on the held-out split over
 ``--seeds`` evaluation seeds. Prints per planner: ``overall=`` and per-category scores (mean ±
 std), ``mean_output_tokens=`` (shared estimate scale), ``mean_tool_calls=``, cost per 1,000 tasks
-and wall time; then the Markdown table; then, task by task on the same held-out tasks, each RL arm against
-SFT and CARE against GRPO (``paired A_vs_B overall_diff= output_tokens_cut= tool_calls_cut=``, each with a 95%
-bootstrap interval over the tasks, ``ml.evaluate.paired_comparison``: the seeds' ± is the spread between task
-slices, which a paired difference does not carry). Targets (issue 5): SFT >= 60% of the reference's Overall;
+and wall time, and a second line with the tool calls of its solved and of its failed tasks (``calls_success=``,
+``calls_failure=``); the reports go to ``OUT/reports.json``; then the Markdown table; then, task by task on the
+same held-out tasks, each RL arm against SFT and CARE against GRPO (``paired A_vs_B overall_diff=
+output_tokens_cut= tool_calls_cut=``, each with a 95% bootstrap interval over the tasks,
+``ml.evaluate.paired_comparison``: the seeds' ± is the spread between task slices, which a paired difference
+does not carry). Targets (issue 5): SFT >= 60% of the reference's Overall;
 CARE >= SFT + 5; CARE vs GRPO: >= 25% fewer output tokens and >= 15% fewer tool calls at an
 Overall at most 1 point lower.
 
@@ -319,6 +321,8 @@ def main() -> int:
               f"mean_output_tokens={m['mean_output_tokens']:.1f} mean_model_tokens={m['mean_model_tokens']:.1f} "
               f"mean_tool_calls={m['mean_tool_calls']:.2f} cost_per_1k_tasks=${m['cost_per_1k_tasks']:.4f} "
               f"train_wall_s={times.get(rep.planner, 0.0):.1f} eval_wall_s={rep.wall_s:.1f}")
+        print(f"planner={rep.planner} {split_calls(rep)}")
+    (out / "reports.json").write_text(json.dumps([rep.to_dict() for rep in reports]))
     print(markdown_table(reports))
     ref, sft = reports[0].mean, reports[1].mean
     print(f"sft_vs_reference={100 * sft['overall'] / max(ref['overall'], 1e-9):.1f}% (target >= 60%)")
@@ -365,6 +369,17 @@ def same_weights(a: str | Path, b: str | Path) -> bool:
         return True
     wa, wb = a / "model.safetensors", b / "model.safetensors"
     return wa.is_file() and wb.is_file() and filecmp.cmp(wa, wb, shallow=False)
+
+
+def split_calls(rep: EvalReport) -> str:
+    """Mean tool calls of the held-out tasks ``rep`` solved and of those it failed, and how many failed: success-only
+    efficiency can cut only the first, so the calls target turns on the second too."""
+    parts = []
+    for name, solved in (("success", True), ("failure", False)):
+        rows = [t for t in rep.tasks if t["solved"] == solved]
+        calls = sum(t["tool_calls"] for t in rows) / len(rows) if rows else float("nan")
+        parts.append(f"calls_{name}={calls:.2f}")
+    return " ".join(parts) + f" failures={sum(not t['solved'] for t in rep.tasks)}/{len(rep.tasks)}"
 
 
 def paired_line(a: EvalReport, b: EvalReport) -> str:

@@ -93,3 +93,13 @@ def test_a_reused_arm_brings_its_snapshots_at_the_asked_counts(tmp_path):
     taken = load_bench("train_loop").take_reused(reuse, out, "grpo", [30, 60])
     assert taken == {"grpo": 50.0, "grpo@60": 25.0}  # no snapshot at 30; 90 was not asked for
     assert (out / "grpo@60" / "last" / "flywheel_model.json").is_file() and not (out / "grpo@90").exists()
+
+
+def test_split_calls_reads_the_solved_and_the_failed_tasks_apart():
+    from ml.evaluate import EvalReport
+
+    rows = [{"solved": True, "tool_calls": 3}, {"solved": False, "tool_calls": 6}, {"solved": False, "tool_calls": 4}]
+    line = load_bench("train_loop").split_calls(EvalReport("care", [], {}, {}, 0.0, tasks=rows))
+    assert line == "calls_success=3.00 calls_failure=5.00 failures=2/3"
+    none_failed = load_bench("train_loop").split_calls(EvalReport("ref", [], {}, {}, 0.0, tasks=rows[:1]))
+    assert none_failed == "calls_success=3.00 calls_failure=nan failures=0/1"
