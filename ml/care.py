@@ -147,11 +147,12 @@ def care_group(
     above; ``turn_advantages``). A group whose rewards are equal but holds such a step is kept.
 
     With ``failure_credit="turn"`` a failure i with A_i < 0 in a group with a success keeps A_i as its
-    token-weighted mean but moves a share ρ of it from its matched steps M (every call covered by k*'s) to its
-    unmatched steps U (``failure_turn_advantages``): with τ_t its turns' output tokens, T = Σ τ_t, T_U = Σ_U τ_t,
-    step t gets A_i − ρ·A_i on M and A_i + ρ·A_i·(T − T_U)/T_U on U, ρ = min(``failure_credit_share``,
-    (FAILURE_CREDIT_MAX − 1)·T_U/(T − T_U)) so no step's advantage exceeds FAILURE_CREDIT_MAX·A_i. Its reward
-    and its episode advantage are unchanged: a failure is never priced on its cost.
+    token-weighted mean but moves a share ρ of it from its matched steps M (calls, all covered by k*'s) to its
+    unmatched steps U (a call k* does not make; ``failure_turn_advantages``): with τ_t its turns' output tokens
+    and T_M, T_U their sums, step t gets A_i − ρ·A_i on M and A_i + ρ·A_i·T_M/T_U on U, steps without a call keep
+    A_i, ρ = min(``failure_credit_share``, (FAILURE_CREDIT_MAX − 1)·T_U/T_M) so no step's advantage exceeds
+    FAILURE_CREDIT_MAX·A_i. Its reward and its episode advantage are unchanged: a failure is never priced on its
+    cost.
     """
     if not group:
         raise ValueError("a group needs at least one rollout")
@@ -253,19 +254,21 @@ FAILURE_CREDIT_MAX = 4.0  # failure_credit="turn": no unmatched step's advantage
 
 def failure_turn_advantages(failure: Rollout, cheapest: Rollout, adv: float, share: float) -> list[float]:
     """``care_group``'s ``failure_credit="turn"``: per step of ``failure``, what is added to its advantage ``adv``
-    (< 0) so that a share of the push moves from the steps whose calls ``cheapest`` also makes to the steps whose
-    calls it does not, the token-weighted mean staying ``adv``; [] when nothing moves (``adv`` ≥ 0, no unmatched
-    step, or every step unmatched)."""
+    (< 0) so that a share of the push moves from the steps whose calls ``cheapest`` also makes (M) to the steps with
+    a call it does not make (U), the token-weighted mean staying ``adv``; steps without a call (a reply, the final
+    answer) keep ``adv``. [] when nothing moves (``adv`` ≥ 0, or U or M empty)."""
     if adv >= 0 or share <= 0:
         return []
-    unmatched = [n > 0 for n in excess_calls(failure, cheapest)]
+    unmatched = excess_calls(failure, cheapest)
     tok = list(failure.step_tokens) if len(failure.step_tokens) == len(unmatched) else [1] * len(unmatched)
     tok = [max(1, t) for t in tok]
-    total, t_u = sum(tok), sum(t for t, u in zip(tok, unmatched, strict=True) if u)
-    if not t_u or t_u == total:
+    t_u = sum(t for t, n in zip(tok, unmatched, strict=True) if n)
+    t_m = sum(t for t, n, calls in zip(tok, unmatched, failure.calls, strict=True) if calls and not n)
+    if not t_u or not t_m:
         return []
-    rho = min(share, (FAILURE_CREDIT_MAX - 1) * t_u / (total - t_u))
-    return [rho * adv * (total - t_u) / t_u if u else -rho * adv for u in unmatched]
+    rho = min(share, (FAILURE_CREDIT_MAX - 1) * t_u / t_m)
+    return [rho * adv * t_m / t_u if n else -rho * adv if calls else 0.0
+            for n, calls in zip(unmatched, failure.calls, strict=True)]
 
 
 def excess_calls(rollout: Rollout, cheapest: Rollout) -> list[int]:

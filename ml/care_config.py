@@ -67,9 +67,10 @@ class CAREConfig:
             make; ``ml.care.care_group``).
         failure_credit: "episode" (a failure's advantage on all its tokens alike) or "turn": where the group
             has a success, a failure's negative advantage is moved, a share ``failure_credit_share`` of it off
-            the steps whose calls the cheapest success also makes, onto the steps whose calls it does not make,
-            so the episode's token-weighted advantage (and its reward) stays what it was: a failure is never
-            scored on its cost, only its push lands on what it did that a success did without.
+            the steps whose calls the cheapest success also makes, onto the steps with a call it does not make
+            (steps without a call, such as the answer, keep theirs), so the episode's token-weighted advantage
+            (and its reward) stays what it was: a failure is never scored on its cost, only its push lands on
+            what it did that a success did without. failure_credit_share: that share ρ, in [0, 1].
         eps: added to the GRPO baseline's std. drop_no_signal: drop groups whose rewards are all
             equal (dynamic sampling). guard_drop_points: the guard halves the efficiency weight when
             held-out success falls more than this many points below the pre-RL checkpoint.

@@ -113,20 +113,22 @@ def test_turn_credit_charges_the_excess_calls_to_their_steps():
 
 def test_failure_credit_moves_a_failures_push_onto_the_steps_a_success_did_without():
     fail_turn = CAREConfig(failure_credit="turn")
-    # The success A calls a, b. Failure F calls a (matched, 30 tokens), then x and y (unmatched, 10 each): the
-    # wrong path. Failure H calls only a (every call matched): nothing to move. κ = ŝ = 1/3: "balanced".
+    # The success A calls a, b. Failure F calls a (matched, 30 tokens), then x and y (unmatched, 10 each), then
+    # answers (no call, 20 tokens): the wrong path. Failure H calls only a (every call matched): nothing to move.
+    # κ = ŝ = 1/3: "balanced".
     a = Rollout(True, 1, 60, 0, 2, calls=(("a",), ("b",)), step_tokens=(30, 30))
-    f = Rollout(False, 0.5, 50, 0, 3, calls=(("a",), ("x",), ("y",)), step_tokens=(30, 10, 10))
+    f = Rollout(False, 0.5, 70, 0, 3, calls=(("a",), ("x",), ("y",), ()), step_tokens=(30, 10, 10, 20))
     h = Rollout(False, 0.5, 30, 0, 1, calls=(("a",),), step_tokens=(30,))
     r = care_group([a, f, h], fail_turn)
     plain = care_group([a, f, h], CFG)
     assert r.rewards == plain.rewards and r.advantages == plain.advantages  # no failure priced on its cost
     adv = r.advantages[1]
     assert adv < 0
-    # T = 50, T_U = 20, ρ = 0.5 (under (4 − 1)·20/30 = 2): matched −ρ·A, unmatched +ρ·A·30/20.
-    assert r.turn_advantages == [approx([0, 0]), approx([-0.5 * adv, 0.75 * adv, 0.75 * adv]), approx([0])]
+    # T_M = 30, T_U = 20, ρ = 0.5 (under (4 − 1)·20/30 = 2): matched −ρ·A, unmatched +ρ·A·30/20, the answer kept.
+    assert r.turn_advantages == [approx([0, 0]), approx([-0.5 * adv, 0.75 * adv, 0.75 * adv, 0]), approx([0])]
+    assert r.info["failures_moved"] == 1
     moved = [adv + x for x in r.turn_advantages[1]]
-    assert sum(t * m for t, m in zip(f.step_tokens, moved, strict=True)) / 50 == pytest.approx(adv)  # token mean kept
+    assert sum(t * m for t, m in zip(f.step_tokens, moved, strict=True)) / 70 == pytest.approx(adv)  # mean kept
     # A short unmatched step: ρ shrinks so that no step's advantage passes FAILURE_CREDIT_MAX·A.
     g = Rollout(False, 0.5, 100, 0, 2, calls=(("a",), ("x",)), step_tokens=(90, 10))
     r2 = care_group([a, g], fail_turn)
@@ -134,11 +136,12 @@ def test_failure_credit_moves_a_failures_push_onto_the_steps_a_success_did_witho
     rho = 3 * 10 / 90
     assert r2.turn_advantages[1] == approx([-rho * adv2, rho * adv2 * 9])
     assert adv2 + r2.turn_advantages[1][1] == pytest.approx(4 * adv2)
-    # No success to measure against, or a failure with a non-negative advantage: nothing moves.
+    # No success to measure against, or a failure with a non-negative advantage, or no matched step: nothing moves.
     assert care_group([f, h], fail_turn).turn_advantages == []
     assert care_group([a, f, h], GRPO).turn_advantages == []
     from ml.care import failure_turn_advantages
     assert failure_turn_advantages(f, a, 0.3, 0.5) == [] and failure_turn_advantages(f, a, -1.0, 0.0) == []
+    assert failure_turn_advantages(Rollout(False, 0, 20, 0, 1, calls=(("x",), ())), a, -1.0, 0.5) == []
 
 
 def test_excess_calls_match_the_cheapest_successs_calls_in_order():
