@@ -172,6 +172,7 @@ def care_group(
     wins = [r for r in group if r.success]
     pen = [0.0] * G
     by_turn = cfg.efficiency_credit == "turn"
+    cheapest = cheapest_success(wins) if wins else None  # what turn and failure credit measure against
     if wins:
         m_o = min(r.output_tokens for r in wins)
         m_r = min(r.reasoning_tokens for r in wins)
@@ -192,7 +193,6 @@ def care_group(
     per_call = 0.0
     if by_turn and wins and lam > 0:
         per_call = lam * cfg.w_tool_calls / (max(m_c, cfg.floor_tool_calls) * sigma)
-        cheapest = cheapest_success(wins)
         for i, r in enumerate(group):
             unmatched = excess_calls(r, cheapest) if r.success else []
             if sum(unmatched):
@@ -205,19 +205,16 @@ def care_group(
     if cfg.success_adv_nonneg:
         adv = [max(a, 0.0) if s[i] else a for i, a in enumerate(adv)]
     turns = [[-per_call * n for n in e] for e in excess] if by_turn else []
-    if cfg.failure_credit == "turn" and wins and sd >= 1e-9:
-        cheapest = cheapest_success(wins)
+    moved: list[list[float]] = []
+    if cfg.failure_credit == "turn" and cheapest is not None and sd >= 1e-9:
         moved = [failure_turn_advantages(r, cheapest, adv[i], cfg.failure_credit_share) if not r.success else []
                  for i, r in enumerate(group)]
-        if any(moved):
-            turns = turns or [[0.0] * len(r.calls) for r in group]
-            turns = [m or t for m, t in zip(moved, turns, strict=True)]
-        n_moved = sum(1 for m in moved if m)
-    else:
-        n_moved = 0
+    if any(moved):
+        turns = turns or [[0.0] * len(r.calls) for r in group]
+        turns = [m or t for m, t in zip(moved, turns, strict=True)]
     return GroupResult(R, adv, rate, kappa, sched.name, lam, pen, sigma, dropped,
                        info={"std": sd, "floor": floor, "excess_calls": round(n_excess, 6),
-                             "failures_moved": n_moved}, turn_advantages=turns)
+                             "failures_moved": sum(map(bool, moved))}, turn_advantages=turns)
 
 
 def cheapest_success(wins: list[Rollout]) -> Rollout:
