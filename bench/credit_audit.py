@@ -51,7 +51,7 @@ from harness.bench import SPLIT_SEEDS, suite_tasks  # noqa: E402
 from harness.contract import Episode  # noqa: E402
 from harness.episode import run_episodes, tool_kind  # noqa: E402
 from ml.backends import TransformersPlanner  # noqa: E402
-from ml.care import Rollout, care_group, cheapest_success, excess_share, unmatched_calls  # noqa: E402
+from ml.care import Rollout, care_group, cheapest_success, excess_share, unmatched_calls, wander_calls  # noqa: E402
 from ml.care_config import CAREConfig  # noqa: E402
 from ml.model import chat_format_of, load_checkpoint  # noqa: E402
 from ml.sft import training_tasks  # noqa: E402
@@ -140,7 +140,11 @@ def failure_audit(groups: list[tuple[str, list[Rollout]]], cfg: CAREConfig) -> d
     Plain GRPO scores every failure of a group alike, so both are 0 there by construction; under CARE the progress
     term ranks failures, and where more calls reach more of the goal it teaches longer failures.
     ``kept_all_fail=`` is the share of kept groups with no success (groups only the progress term keeps).
-    ``moved=``: the share of those failures whose push ``failure_credit="turn"`` moves (under the overrides given)."""
+    ``moved=``: the share of those failures whose push ``failure_credit="turn"`` (or "wander") moves (under the
+    overrides given). ``near_miss=`` and ``wander=``: per failure of a group with a success, its calls that stand
+    in for one of the cheapest success's with other arguments, and its calls that stand in for none
+    (``ml.care.wander_calls``): what ``failure_credit="turn"`` pushes on, split in the two kinds ``"wander"`` tells
+    apart."""
     acc: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for category, group in groups:
         res = care_group(group, cfg)
@@ -148,12 +152,20 @@ def failure_audit(groups: list[tuple[str, list[Rollout]]], cfg: CAREConfig) -> d
             continue
         fails = [(float(r.tool_calls), r.progress, res.advantages[i]) for i, r in enumerate(group) if not r.success]
         mc, mp, ma = (sum(f[k] for f in fails) / len(fails) if fails else 0.0 for k in range(3))
+        wins = [r for r in group if r.success]
         for cat in (category, "all"):
             a = acc[cat]
             a["kept"] += 1
             a["kept_all_fail"] += len(fails) == len(group)
             a["failures"] += len(fails)
             a["moved"] += res.info.get("failures_moved", 0)
+            if wins:
+                a["with_win"] += len(fails)
+                for r in group:
+                    if not r.success:
+                        near, wander = wander_calls(r, cheapest_success(wins))
+                        a["near_miss"] += sum(near)
+                        a["wander"] += sum(wander)
             for c, p, adv in fails:
                 x = c - mc
                 a["xx"] += x * x
@@ -165,6 +177,8 @@ def failure_audit(groups: list[tuple[str, list[Rollout]]], cfg: CAREConfig) -> d
     for cat, a in acc.items():
         row = {"kept": a["kept"], "kept_all_fail": a["kept_all_fail"] / a["kept"], "failures": a["failures"]}
         row["moved"] = a["moved"] / a["failures"] if a["failures"] else 0.0
+        for name in ("near_miss", "wander"):
+            row[name] = a[name] / a["with_win"] if a["with_win"] else 0.0
         for name, yy, xy in (("progress", a["pp"], a["xp"]), ("adv", a["aa"], a["xa"])):
             row[f"corr_calls_{name}"] = xy / (a["xx"] * yy) ** 0.5 if a["xx"] and yy else 0.0
         row["adv_per_call"] = a["xa"] / a["xx"] if a["xx"] else 0.0

@@ -206,8 +206,9 @@ def care_group(
         adv = [max(a, 0.0) if s[i] else a for i, a in enumerate(adv)]
     turns = [[-per_call * n for n in e] for e in excess] if by_turn else []
     moved: list[list[float]] = []
-    if cfg.failure_credit == "turn" and cheapest is not None and sd >= 1e-9:
-        moved = [failure_turn_advantages(r, cheapest, adv[i], cfg.failure_credit_share) if not r.success else []
+    if cfg.failure_credit != "episode" and cheapest is not None and sd >= 1e-9:
+        moved = [failure_turn_advantages(r, cheapest, adv[i], cfg.failure_credit_share,
+                                         wander_only=cfg.failure_credit == "wander") if not r.success else []
                  for i, r in enumerate(group)]
     if any(moved):
         turns = turns or [[0.0] * len(r.calls) for r in group]
@@ -249,23 +250,67 @@ def excess_share(rollout: Rollout, cheapest: Rollout, n_unmatched: int) -> float
 FAILURE_CREDIT_MAX = 4.0  # failure_credit="turn": no unmatched step's advantage beyond this multiple of A_i
 
 
-def failure_turn_advantages(failure: Rollout, cheapest: Rollout, adv: float, share: float) -> list[float]:
+def _tool_name(key: str) -> str:
+    """The tool a ``ToolCall.key`` calls (the key itself where it is not one, as in hand-written tests)."""
+    try:
+        value = json.loads(key)
+    except ValueError:
+        return key
+    return value[0] if isinstance(value, list) and value else key
+
+
+def wander_calls(rollout: Rollout, cheapest: Rollout) -> tuple[list[int], list[int]]:
+    """Per step of ``rollout``, its unmatched calls (``unmatched_calls``) split in two: near misses, each in
+    place of one of ``cheapest``'s calls that ``rollout`` never made exactly (the same tool, other arguments: the
+    action the success took, done wrong), and wander, the rest (a tool the cheapest success does not call, or one
+    call more of it than the cheapest success makes). Returns (near misses, wander) counts per step."""
+    unmatched = unmatched_calls(rollout, cheapest)
+    left = Counter(k for step in cheapest.calls for k in step)
+    for step in rollout.calls:
+        for k in step:
+            if left[k] > 0:
+                left[k] -= 1
+    names = Counter(_tool_name(k) for k, n in left.items() for _ in range(n))
+    near, wander = [], []
+    for step in unmatched:
+        n_near = 0
+        for k in step:
+            name = _tool_name(k)
+            if names[name] > 0:
+                names[name] -= 1
+                n_near += 1
+        near.append(n_near)
+        wander.append(len(step) - n_near)
+    return near, wander
+
+
+def failure_turn_advantages(failure: Rollout, cheapest: Rollout, adv: float, share: float,
+                            wander_only: bool = False) -> list[float]:
     """``care_group``'s ``failure_credit="turn"``: per step of ``failure``, what is added to its advantage ``adv``
     (< 0) so that a share of the push moves from the steps whose calls ``cheapest`` also makes (M) to the steps with
     a call it does not make (U), the token-weighted mean staying ``adv``; steps without a call (a reply, the final
-    answer) keep ``adv``. [] when nothing moves (``adv`` ≥ 0, or U or M empty)."""
+    answer) keep ``adv``. [] when nothing moves (``adv`` ≥ 0, or U or M empty).
+
+    ``wander_only`` (``failure_credit="wander"``): U holds only the steps with a wander call (``wander_calls``);
+    a step whose unmatched calls are all near misses (the success's action with other arguments) keeps ``adv``,
+    as an answer does: its call is mostly the right one, and pushing it down harder teaches the action away."""
     if adv >= 0 or share <= 0:
         return []
-    unmatched = excess_calls(failure, cheapest)
+    if wander_only:
+        near, unmatched = wander_calls(failure, cheapest)
+    else:
+        unmatched = excess_calls(failure, cheapest)
+        near = [0] * len(unmatched)
     tok = list(failure.step_tokens) if len(failure.step_tokens) == len(unmatched) else [1] * len(unmatched)
     tok = [max(1, t) for t in tok]
+    matched = [bool(calls) and not n and not m for calls, n, m in zip(failure.calls, unmatched, near, strict=True)]
     t_u = sum(t for t, n in zip(tok, unmatched, strict=True) if n)
-    t_m = sum(t for t, n, calls in zip(tok, unmatched, failure.calls, strict=True) if calls and not n)
+    t_m = sum(t for t, m in zip(tok, matched, strict=True) if m)
     if not t_u or not t_m:
         return []
     rho = min(share, (FAILURE_CREDIT_MAX - 1) * t_u / t_m)
-    return [rho * adv * t_m / t_u if n else -rho * adv if calls else 0.0
-            for n, calls in zip(unmatched, failure.calls, strict=True)]
+    return [rho * adv * t_m / t_u if n else -rho * adv if m else 0.0
+            for n, m in zip(unmatched, matched, strict=True)]
 
 
 def excess_calls(rollout: Rollout, cheapest: Rollout) -> list[int]:

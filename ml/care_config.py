@@ -70,7 +70,10 @@ class CAREConfig:
             the steps whose calls the cheapest success also makes, onto the steps with a call it does not make
             (steps without a call, such as the answer, keep theirs), so the episode's token-weighted advantage
             (and its reward) stays what it was: a failure is never scored on its cost, only its push lands on
-            what it did that a success did without. failure_credit_share: that share ρ, in [0, 1].
+            what it did that a success did without. "wander": the same, but only onto the steps with a call
+            that stands in for none of the cheapest success's (a tool it does not call, or a repeat); a step
+            whose unmatched calls are the success's actions with other arguments keeps its advantage
+            (``ml.care.wander_calls``). failure_credit_share: that share ρ, in [0, 1].
         eps: added to the GRPO baseline's std. drop_no_signal: drop groups whose rewards are all
             equal (dynamic sampling). guard_drop_points: the guard halves the efficiency weight when
             held-out success falls more than this many points below the pre-RL checkpoint.
@@ -237,8 +240,8 @@ class CAREConfig:
             e["loss_aggregation"] = f"must be one of {', '.join(LOSS_AGGREGATIONS)}, got {self.loss_aggregation!r}"
         if self.efficiency_credit not in ("episode", "turn"):
             e["efficiency_credit"] = f"must be 'episode' or 'turn', got {self.efficiency_credit!r}"
-        if self.failure_credit not in ("episode", "turn"):
-            e["failure_credit"] = f"must be 'episode' or 'turn', got {self.failure_credit!r}"
+        if self.failure_credit not in ("episode", "turn", "wander"):
+            e["failure_credit"] = f"must be 'episode', 'turn' or 'wander', got {self.failure_credit!r}"
         if not 0 <= self.failure_credit_share <= 1:
             e["failure_credit_share"] = "must be in [0, 1]"
         if not self.eps > 0:

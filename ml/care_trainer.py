@@ -378,7 +378,7 @@ class CARETrainer:
             **({"excess_calls": sum(r.info.get("excess_calls", 0) for r in kept)}
                if cfg.care and cfg.efficiency_credit == "turn" else {}),
             **({"failures_moved": sum(r.info.get("failures_moved", 0) for r in kept)}
-               if cfg.care and cfg.failure_credit == "turn" else {}),
+               if cfg.care and cfg.failure_credit != "episode" else {}),
             "groups_dropped": len(scored) - len(kept),
             "schedules": dict(Counter(r.schedule for r in scored)),
             "competence_hist": self.tracker.histogram(),  # tracked tasks per tenth of κ: [0, .1), ..., [.9, 1]

@@ -865,3 +865,37 @@ def test_rl_scores_every_turn_after_the_prompt_it_was_sampled_from(tokenizer):
         moved = [t for t in whole.turns if whole.ids[:t.start] != encode_prompt(
             ep.messages[:t.message], tools_at[t.message], tokenizer, fmt)]
         assert moved, f"{tid}: the old rendering would have matched every turn; the test shows nothing"
+
+
+def test_wander_credit_spares_a_failures_near_miss_and_moves_its_push_onto_the_wander():
+    from harness.contract import ToolCall
+    from ml.care import wander_calls
+
+    def k(name: str, **args: object) -> str:
+        return ToolCall(id="c", name=name, arguments=dict(args)).key()
+
+    recall, set_right, set_wrong = k("memory.recall", q="pin"), k("app.set", v="42"), k("app.set", v="41")
+    status = k("app.status")
+    # The success recalls, then sets the right value. Failure F recalls (matched, 30 tokens), sets a wrong value
+    # (a near miss: the success's tool, other arguments; 20 tokens), queries the status twice (wander: a tool the
+    # success never calls; 10 each), then answers (no call, 20 tokens).
+    a = Rollout(True, 1, 50, 0, 2, calls=((recall,), (set_right,)), step_tokens=(30, 20))
+    f = Rollout(False, 0.5, 90, 0, 4, calls=((recall,), (set_wrong,), (status,), (status,), ()),
+                step_tokens=(30, 20, 10, 10, 20))
+    assert wander_calls(f, a) == ([0, 1, 0, 0, 0], [0, 0, 1, 1, 0])
+    # A second set of the success's tool after the first near miss is wander: only one call stands in for one.
+    assert wander_calls(Rollout(False, calls=((set_wrong,), (set_wrong,))), a) == ([1, 0], [0, 1])
+    wander = care_group([a, f], CAREConfig(failure_credit="wander"))
+    turn = care_group([a, f], CAREConfig(failure_credit="turn"))
+    assert wander.rewards == turn.rewards and wander.advantages == turn.advantages
+    adv = wander.advantages[1]
+    assert adv < 0
+    # "wander": T_M = 30 (the recall), T_U = 20 (the status queries), ρ = 0.5: the near miss and the answer keep A.
+    assert wander.turn_advantages[1] == approx([-0.5 * adv, 0, 0.75 * adv, 0.75 * adv, 0])
+    # "turn" counts the near miss as unmatched too: T_U = 40, so it takes its share of the push.
+    assert turn.turn_advantages[1] == approx([-0.5 * adv, 0.375 * adv, 0.375 * adv, 0.375 * adv, 0])
+    moved = [adv + x for x in wander.turn_advantages[1]]
+    assert sum(t * m for t, m in zip(f.step_tokens, moved, strict=True)) / 90 == pytest.approx(adv)
+    # A failure whose only unmatched call is a near miss has no wander to move the push onto: nothing moves.
+    near_only = Rollout(False, 0.5, 50, 0, 2, calls=((recall,), (set_wrong,)), step_tokens=(30, 20))
+    assert care_group([a, near_only], CAREConfig(failure_credit="wander")).turn_advantages == []

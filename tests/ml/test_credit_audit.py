@@ -62,6 +62,12 @@ def test_failure_audit_reads_whether_the_scoring_favours_longer_failures():
     assert care["corr_calls_progress"] == pytest.approx(1.0) and care["corr_calls_adv"] == pytest.approx(1.0)
     assert care["adv_per_call"] > 0 and care["kept_all_fail"] == 0.0 and care["failures"] == 2
     assert care["moved"] == 1.0  # both recall as the success does, then list: their push moves onto the lists
+    assert care["wander"] == pytest.approx((1 + 3) / 2) and care["near_miss"] == 0.0  # lists: a tool it never calls
+    # A failure that recalls and sets another time: a near miss of the success's alarm, no wander.
+    wrong = Rollout(success=False, output_tokens=100, tool_calls=2,
+                    calls=((RECALL,), (json.dumps(["create_alarm", {"time": "07:15"}], sort_keys=True),)))
+    near = ca.failure_audit([("memory", [win, wrong])], CAREConfig(failure_credit="wander"))["memory"]
+    assert near["near_miss"] == 1.0 and near["wander"] == 0.0 and near["moved"] == 0.0
     # Plain GRPO scores a group's failures alike.
     grpo = ca.failure_audit([("memory", group)], CAREConfig.grpo())["memory"]
     assert grpo["corr_calls_adv"] == 0.0 and grpo["adv_per_call"] == 0.0
