@@ -153,19 +153,17 @@ def failure_audit(groups: list[tuple[str, list[Rollout]]], cfg: CAREConfig) -> d
         fails = [(float(r.tool_calls), r.progress, res.advantages[i]) for i, r in enumerate(group) if not r.success]
         mc, mp, ma = (sum(f[k] for f in fails) / len(fails) if fails else 0.0 for k in range(3))
         wins = [r for r in group if r.success]
+        split = [wander_calls(r, cheapest_success(wins)) for r in group if not r.success] if wins else []
         for cat in (category, "all"):
             a = acc[cat]
             a["kept"] += 1
             a["kept_all_fail"] += len(fails) == len(group)
             a["failures"] += len(fails)
             a["moved"] += res.info.get("failures_moved", 0)
-            if wins:
-                a["with_win"] += len(fails)
-                for r in group:
-                    if not r.success:
-                        near, wander = wander_calls(r, cheapest_success(wins))
-                        a["near_miss"] += sum(near)
-                        a["wander"] += sum(wander)
+            a["with_win"] += len(fails) if wins else 0
+            for near, wander in split:
+                a["near_miss"] += sum(near)
+                a["wander"] += sum(wander)
             for c, p, adv in fails:
                 x = c - mc
                 a["xx"] += x * x

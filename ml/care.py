@@ -247,7 +247,7 @@ def excess_share(rollout: Rollout, cheapest: Rollout, n_unmatched: int) -> float
     return max(0, sum(map(len, rollout.calls)) - sum(map(len, cheapest.calls))) / n_unmatched
 
 
-FAILURE_CREDIT_MAX = 4.0  # failure_credit="turn": no unmatched step's advantage beyond this multiple of A_i
+FAILURE_CREDIT_MAX = 4.0  # failure_credit "turn"/"wander": no unmatched step's advantage beyond this multiple of A_i
 
 
 def _tool_name(key: str) -> str:
@@ -265,12 +265,9 @@ def wander_calls(rollout: Rollout, cheapest: Rollout) -> tuple[list[int], list[i
     action the success took, done wrong), and wander, the rest (a tool the cheapest success does not call, or one
     call more of it than the cheapest success makes). Returns (near misses, wander) counts per step."""
     unmatched = unmatched_calls(rollout, cheapest)
-    left = Counter(k for step in cheapest.calls for k in step)
-    for step in rollout.calls:
-        for k in step:
-            if left[k] > 0:
-                left[k] -= 1
-    names = Counter(_tool_name(k) for k, n in left.items() for _ in range(n))
+    # The cheapest success's calls the rollout never made exactly (a Counter difference keeps what stays above 0).
+    left = Counter(k for step in cheapest.calls for k in step) - Counter(k for step in rollout.calls for k in step)
+    names = Counter(_tool_name(k) for k in left.elements())
     near, wander = [], []
     for step in unmatched:
         n_near = 0
