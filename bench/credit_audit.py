@@ -51,7 +51,7 @@ from harness.bench import SPLIT_SEEDS, suite_tasks  # noqa: E402
 from harness.contract import Episode  # noqa: E402
 from harness.episode import run_episodes, tool_kind  # noqa: E402
 from ml.backends import TransformersPlanner  # noqa: E402
-from ml.care import Rollout, care_group, cheapest_success, excess_share, unmatched_calls, wander_calls  # noqa: E402
+from ml.care import Rollout, care_group, cheapest_success, excess_share, tool_name, unmatched_calls, wander_calls  # noqa: E402
 from ml.care_config import CAREConfig  # noqa: E402
 from ml.model import chat_format_of, load_checkpoint  # noqa: E402
 from ml.sft import training_tasks  # noqa: E402
@@ -63,7 +63,7 @@ FAILURE_CLASSES = {"goal": ", expected ", "answer": "final answer does not menti
 
 
 def kind_of(key: str) -> str:
-    return tool_kind(json.loads(key)[0])
+    return tool_kind(tool_name(key))
 
 
 def charged_by_kind(r: Rollout, cheapest: Rollout) -> Counter:

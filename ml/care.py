@@ -172,7 +172,8 @@ def care_group(
     wins = [r for r in group if r.success]
     pen = [0.0] * G
     by_turn = cfg.efficiency_credit == "turn"
-    cheapest = cheapest_success(wins) if wins else None  # what turn and failure credit measure against
+    credit = by_turn or cfg.failure_credit != "episode"
+    cheapest = cheapest_success(wins) if wins and credit else None  # what turn and failure credit measure against
     if wins:
         m_o = min(r.output_tokens for r in wins)
         m_r = min(r.reasoning_tokens for r in wins)
@@ -250,7 +251,7 @@ def excess_share(rollout: Rollout, cheapest: Rollout, n_unmatched: int) -> float
 FAILURE_CREDIT_MAX = 4.0  # failure_credit "turn"/"wander": no unmatched step's advantage beyond this multiple of A_i
 
 
-def _tool_name(key: str) -> str:
+def tool_name(key: str) -> str:
     """The tool a ``ToolCall.key`` calls (the key itself where it is not one, as in hand-written tests)."""
     try:
         value = json.loads(key)
@@ -267,12 +268,12 @@ def wander_calls(rollout: Rollout, cheapest: Rollout) -> tuple[list[int], list[i
     unmatched = unmatched_calls(rollout, cheapest)
     # The cheapest success's calls the rollout never made exactly (a Counter difference keeps what stays above 0).
     left = Counter(k for step in cheapest.calls for k in step) - Counter(k for step in rollout.calls for k in step)
-    names = Counter(_tool_name(k) for k in left.elements())
+    names = Counter(tool_name(k) for k in left.elements())
     near, wander = [], []
     for step in unmatched:
         n_near = 0
         for k in step:
-            name = _tool_name(k)
+            name = tool_name(k)
             if names[name] > 0:
                 names[name] -= 1
                 n_near += 1
