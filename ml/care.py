@@ -152,7 +152,8 @@ def care_group(
     and T_M, T_U their sums, step t gets A_i − ρ·A_i on M and A_i + ρ·A_i·T_M/T_U on U, steps without a call keep
     A_i, ρ = min(``failure_credit_share``, (FAILURE_CREDIT_MAX − 1)·T_U/T_M) so no step's advantage exceeds
     FAILURE_CREDIT_MAX·A_i. Its reward and its episode advantage are unchanged: a failure is never priced on its
-    cost.
+    cost. With ``guard_failure_credit`` the share is ``failure_credit_share``·g, the guard's factor g scaling it
+    as it scales λ.
     """
     if not group:
         raise ValueError("a group needs at least one rollout")
@@ -208,7 +209,8 @@ def care_group(
     turns = [[-per_call * n for n in e] for e in excess] if by_turn else []
     moved: list[list[float]] = []
     if cfg.failure_credit != "episode" and cheapest is not None and sd >= 1e-9:
-        moved = [failure_turn_advantages(r, cheapest, adv[i], cfg.failure_credit_share,
+        share = cfg.failure_credit_share * (efficiency_scale if cfg.guard_failure_credit else 1.0)
+        moved = [failure_turn_advantages(r, cheapest, adv[i], share,
                                          wander_only=cfg.failure_credit == "wander") if not r.success else []
                  for i, r in enumerate(group)]
     if any(moved):

@@ -74,6 +74,9 @@ class CAREConfig:
             that stands in for none of the cheapest success's (a tool it does not call, or a repeat); a step
             whose unmatched calls are the success's actions with other arguments keeps its advantage
             (``ml.care.wander_calls``). failure_credit_share: that share ρ, in [0, 1].
+            guard_failure_credit: the guard's factor for the task's category (1, or halved after a fall)
+            scales ρ as it scales the efficiency weight, so a category the guard relaxes loses its failure
+            credit too (off: ρ stays whole, as at stops 43–44).
         eps: added to the GRPO baseline's std. drop_no_signal: drop groups whose rewards are all
             equal (dynamic sampling). guard_drop_points: the guard halves the efficiency weight when
             held-out success falls more than this many points below the pre-RL checkpoint.
@@ -153,6 +156,7 @@ class CAREConfig:
     efficiency_credit: str = "episode"
     failure_credit: str = "episode"
     failure_credit_share: float = 0.5
+    guard_failure_credit: bool = False
     eps: float = 1e-6
     drop_no_signal: bool = True
     guard_drop_points: float = 1.0
@@ -233,7 +237,8 @@ class CAREConfig:
 
         if self.guard_split not in SPLIT_SEEDS:
             e["guard_split"] = f"must be one of {', '.join(SPLIT_SEEDS)}, got {self.guard_split!r}"
-        for name in ("success_adv_nonneg", "greedy_anchor", "score_temperature", "guard_per_category"):
+        for name in ("success_adv_nonneg", "greedy_anchor", "score_temperature", "guard_per_category",
+                     "guard_failure_credit"):
             if not isinstance(getattr(self, name), bool):
                 e[name] = "must be true or false"
         if self.loss_aggregation not in LOSS_AGGREGATIONS:

@@ -136,6 +136,15 @@ def test_failure_credit_moves_a_failures_push_onto_the_steps_a_success_did_witho
     rho = 3 * 10 / 90
     assert r2.turn_advantages[1] == approx([-rho * adv2, rho * adv2 * 9])
     assert adv2 + r2.turn_advantages[1][1] == pytest.approx(4 * adv2)
+    # With guard_failure_credit the guard's factor g scales ρ as it scales λ: g = 1/2 moves half as much, and a
+    # category the guard has not relaxed (g = 1) moves what it moved before; without it g leaves ρ alone.
+    guarded = CAREConfig(failure_credit="turn", guard_failure_credit=True)
+    halved = care_group([a, f, h], guarded, efficiency_scale=0.5)
+    assert halved.advantages == r.advantages
+    assert halved.turn_advantages == [approx([0, 0]), approx([-0.25 * adv, 0.375 * adv, 0.375 * adv, 0]),
+                                      approx([0])]
+    assert care_group([a, f, h], guarded).turn_advantages == r.turn_advantages
+    assert care_group([a, f, h], fail_turn, efficiency_scale=0.5).turn_advantages == r.turn_advantages
     # No success to measure against, or a failure with a non-negative advantage, or no matched step: nothing moves.
     assert care_group([f, h], fail_turn).turn_advantages == []
     assert care_group([a, f, h], GRPO).turn_advantages == []
@@ -822,11 +831,12 @@ def test_invalid_care_config_names_every_bad_field():
         CAREConfig(group_size=1, efficiency_cap=1.0, eps_low=0, w_tool_calls=0.9, temperature=0, controller="x",
                    task_sampling="hard", sampling_floor=0, success_adv_nonneg="yes", guide=True,
                    loss_aggregation="sequence", guard_split="holdout", guard_per_category="yes",
-                   failure_credit="step", failure_credit_share=1.5)
+                   failure_credit="step", failure_credit_share=1.5, guard_failure_credit="yes")
     assert set(err.value.field_errors) >= {"group_size", "efficiency_cap", "eps_low", "w_output_tokens",
                                            "temperature", "controller", "task_sampling", "sampling_floor",
                                            "success_adv_nonneg", "guide", "loss_aggregation", "guard_split",
-                                           "guard_per_category", "failure_credit", "failure_credit_share"}
+                                           "guard_per_category", "failure_credit", "failure_credit_share",
+                                           "guard_failure_credit"}
     with pytest.raises(ValueError) as err:
         CAREConfig(schedules=(Schedule("a", 0.2, 1, 0, 0),))
     assert "schedules" in err.value.field_errors
