@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/credit_audit.py CHECKPOINT [CHECKPOINT ...] [--care-overrides JSON]
         [--train-seeds 100:101] [--categories memory,sub_agent,tool_use,skills] [--group 8] [--temperature 0.8]
-        [--heldout 25] [--split test] [--threads 2]
+        [--heldout 25] [--split test] [--by-template] [--threads 2]
 
 Stop 40's CARE arm cut the most tokens yet but lost its Overall in Memory and Sub-agent, the categories whose
 solutions take a recall (``search_user_memory``) or a delegation (the GUI agent) on top of the action. Turn credit
@@ -31,7 +31,9 @@ the share of episodes that make a memory call (``recall_win=``, ``recall_fail=``
 out the recall or the delegation; and what its failures' verdicts name (``fail_goal=`` a goal value wrong,
 ``fail_answer=`` a fact missing from the final answer, ``fail_collateral=`` a change nobody asked for).
 Several checkpoints are measured one after another on the same tasks. ``--split val`` takes them from the
-validation split CARE's guard reads instead (does the guard's slice see what the test split sees?).
+validation split CARE's guard reads instead (does the guard's slice see what the test split sees?). With
+``--by-template`` the same figures (and ``reasoning=``, reasoning tokens per episode) follow per task template:
+stop 45's CARE arm lost Memory on two templates of fourteen, which a category's rate averages away.
 
 A diagnostic, beside ``bench/rl_headroom.py``; it trains nothing.
 """
@@ -184,17 +186,19 @@ def failure_audit(groups: list[tuple[str, list[Rollout]]], cfg: CAREConfig) -> d
     return out
 
 
-def heldout_kinds(eps: list[Episode]) -> dict[str, dict[str, float]]:
-    """Greedy held-out episodes by category: success, cost, and which kinds of call its successes and failures make."""
+def heldout_kinds(eps: list[Episode], key: str = "category") -> dict[str, dict[str, float]]:
+    """Greedy held-out episodes by category (or by ``key="template"``): success, cost, and which kinds of call its
+    successes and failures make."""
     by_cat: dict[str, list[Episode]] = defaultdict(list)
     for ep in eps:
-        by_cat[ep.task["category"]].append(ep)
+        by_cat[ep.task[key]].append(ep)
     out: dict[str, dict[str, float]] = {}
     for cat, mine in sorted(by_cat.items()):
         rolls = [Rollout.from_episode(e) for e in mine]
         row = {"tasks": len(rolls), "success": sum(r.success for r in rolls) / len(rolls),
                "calls": sum(r.tool_calls for r in rolls) / len(rolls),
-               "tokens": sum(r.output_tokens for r in rolls) / len(rolls)}
+               "tokens": sum(r.output_tokens for r in rolls) / len(rolls),
+               "reasoning": sum(r.reasoning_tokens for r in rolls) / len(rolls)}
         for name, kind in (("recall", "memory"), ("delegate", "subagent")):
             for side, won in (("win", True), ("fail", False)):
                 part = [r for r in rolls if r.success == won]
@@ -208,9 +212,9 @@ def heldout_kinds(eps: list[Episode]) -> dict[str, dict[str, float]]:
     return out
 
 
-def show(prefix: str, rows: dict[str, dict[str, float]]) -> None:
+def show(prefix: str, rows: dict[str, dict[str, float]], key: str = "category") -> None:
     for cat, row in sorted(rows.items()):
-        print(f"{prefix}category={cat} " + " ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
+        print(f"{prefix}{key}={cat} " + " ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
                                                     for k, v in row.items()), flush=True)
 
 
@@ -225,6 +229,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--temperature", type=float, default=0.8)
     ap.add_argument("--heldout", type=int, default=0, help="held-out tasks per category to run greedily (0 = none)")
     ap.add_argument("--split", default="test", choices=sorted(SPLIT_SEEDS), help="the split --heldout draws from")
+    ap.add_argument("--by-template", action="store_true",
+                    help="with --heldout, a line per task template too (a fall confined to a few templates)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
@@ -250,6 +256,8 @@ def main(argv: list[str] | None = None) -> int:
         if heldout:
             greedy = run_episodes(heldout, TransformersPlanner(model, tok, fmt=fmt, temperature=0.0), batch_size=64)
             show(f"checkpoint={path} {args.split} ", heldout_kinds(greedy))
+            if args.by_template:
+                show(f"checkpoint={path} {args.split} ", heldout_kinds(greedy, "template"), "template")
         if not tasks:
             continue
         planner = TransformersPlanner(model, tok, fmt=fmt, temperature=args.temperature, seed=args.seed)

@@ -96,3 +96,9 @@ def test_heldout_kinds_finds_the_reference_recalls_in_memory_tasks():
     failed.verdict.reason = "calendar.alarms.alarm_0005 is None, expected {...}; final answer does not mention '06:15'"
     row = ca.heldout_kinds([*memory, failed])["memory"]
     assert row["fail_goal"] == row["fail_answer"] == 1.0 and row["fail_collateral"] == 0.0
+    # By template: the failed copy shares its template with memory[0] only, whose row alone falls to 1/2.
+    by_template = ca.heldout_kinds([*memory, failed], "template")
+    assert set(by_template) == {e.task["template"] for e in memory} and len(by_template) == 2
+    assert by_template[memory[0].task["template"]]["success"] == 0.5
+    assert by_template[memory[1].task["template"]]["success"] == 1.0
+    assert by_template[memory[0].task["template"]]["reasoning"] > 0  # the reference solver reasons
