@@ -33,7 +33,7 @@ out the recall or the delegation; and what its failures' verdicts name (``fail_g
 Several checkpoints are measured one after another on the same tasks. ``--split val`` takes them from the
 validation split CARE's guard reads instead (does the guard's slice see what the test split sees?). With
 ``--by-template`` the same figures (and ``reasoning=``, reasoning tokens per episode) follow per task template:
-stop 45's CARE arm lost Memory on two templates of fourteen, which a category's rate averages away.
+stop 45's CARE arm lost Memory on three templates of fourteen, which a category's rate averages away.
 
 A diagnostic, beside ``bench/rl_headroom.py``; it trains nothing.
 """
