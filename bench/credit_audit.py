@@ -189,32 +189,32 @@ def failure_audit(groups: list[tuple[str, list[Rollout]]], cfg: CAREConfig) -> d
 def heldout_kinds(eps: list[Episode], key: str = "category") -> dict[str, dict[str, float]]:
     """Greedy held-out episodes by category (or by ``key="template"``): success, cost, and which kinds of call its
     successes and failures make."""
-    by_cat: dict[str, list[Episode]] = defaultdict(list)
+    by_key: dict[str, list[Episode]] = defaultdict(list)
     for ep in eps:
-        by_cat[ep.task[key]].append(ep)
+        by_key[ep.task[key]].append(ep)
     out: dict[str, dict[str, float]] = {}
-    for cat, mine in sorted(by_cat.items()):
+    for name, mine in sorted(by_key.items()):
         rolls = [Rollout.from_episode(e) for e in mine]
         row = {"tasks": len(rolls), "success": sum(r.success for r in rolls) / len(rolls),
                "calls": sum(r.tool_calls for r in rolls) / len(rolls),
                "tokens": sum(r.output_tokens for r in rolls) / len(rolls),
                "reasoning": sum(r.reasoning_tokens for r in rolls) / len(rolls)}
-        for name, kind in (("recall", "memory"), ("delegate", "subagent")):
+        for call, kind in (("recall", "memory"), ("delegate", "subagent")):
             for side, won in (("win", True), ("fail", False)):
                 part = [r for r in rolls if r.success == won]
                 if part:
-                    row[f"{name}_{side}"] = sum(kind in kinds_made(r) for r in part) / len(part)
+                    row[f"{call}_{side}"] = sum(kind in kinds_made(r) for r in part) / len(part)
         reasons = [ep.verdict.reason if ep.verdict else "" for ep in mine if not (ep.verdict and ep.verdict.success)]
-        for name, needle in FAILURE_CLASSES.items():
+        for cls, needle in FAILURE_CLASSES.items():
             if reasons:
-                row[f"fail_{name}"] = sum(needle in why for why in reasons) / len(reasons)
-        out[cat] = row
+                row[f"fail_{cls}"] = sum(needle in why for why in reasons) / len(reasons)
+        out[name] = row
     return out
 
 
 def show(prefix: str, rows: dict[str, dict[str, float]], key: str = "category") -> None:
-    for cat, row in sorted(rows.items()):
-        print(f"{prefix}{key}={cat} " + " ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
+    for name, row in sorted(rows.items()):
+        print(f"{prefix}{key}={name} " + " ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
                                                     for k, v in row.items()), flush=True)
 
 
@@ -224,7 +224,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--care-overrides", default="{}", help="CAREConfig fields as JSON (e.g. the T of the notes)")
     ap.add_argument("--train-seeds", default="100:101",
                     help="FIRST:END instance seeds of the training tasks ('' = held-out figures only)")
-    ap.add_argument("--categories", default="memory,sub_agent,tool_use,skills")
+    ap.add_argument("--categories", default="memory,sub_agent,tool_use,skills",
+                    help="categories of the sampled training tasks (--heldout runs every category)")
     ap.add_argument("--group", type=int, default=8, help="attempts per task (the RL group size G)")
     ap.add_argument("--temperature", type=float, default=0.8)
     ap.add_argument("--heldout", type=int, default=0, help="held-out tasks per category to run greedily (0 = none)")
@@ -240,6 +241,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--care-overrides: {exc}")
     if args.group < 2:
         ap.error("--group must be >= 2")
+    if args.by_template and args.heldout <= 0:
+        ap.error("--by-template reads the held-out episodes: give --heldout N")
     import torch
 
     torch.set_num_threads(args.threads)

@@ -102,3 +102,5 @@ def test_heldout_kinds_finds_the_reference_recalls_in_memory_tasks():
     assert by_template[memory[0].task["template"]]["success"] == 0.5
     assert by_template[memory[1].task["template"]]["success"] == 1.0
     assert by_template[memory[0].task["template"]]["reasoning"] > 0  # the reference solver reasons
+    with pytest.raises(SystemExit):  # per template needs the held-out episodes it reads
+        ca.main(["unused-checkpoint", "--by-template"])
