@@ -155,7 +155,8 @@ def failure_audit(groups: list[tuple[str, list[Rollout]]], cfg: CAREConfig) -> d
         fails = [(float(r.tool_calls), r.progress, res.advantages[i]) for i, r in enumerate(group) if not r.success]
         mc, mp, ma = (sum(f[k] for f in fails) / len(fails) if fails else 0.0 for k in range(3))
         wins = [r for r in group if r.success]
-        split = [wander_calls(r, cheapest_success(wins)) for r in group if not r.success] if wins else []
+        k_star = cheapest_success(wins) if wins else None
+        split = [wander_calls(r, k_star) for r in group if not r.success] if k_star else []
         for cat in (category, "all"):
             a = acc[cat]
             a["kept"] += 1
