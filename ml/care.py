@@ -119,6 +119,10 @@ def care_group(
            x_i^d = min(1, (d_i − m_d) / max(m_d, f_d))              for d ∈ {o, r, c}
            e_i   = s_i · (α_o·x_i^o + α_r·x_i^r + α_c·x_i^c)   ∈ [0, 1]   (Σα ≤ 1)
 
+       With a reasoning allowance a (``reasoning_allowance``, tokens per episode) the first a reasoning tokens
+       of every episode are not charged: r_i and o_i above (and in the minima) are ř_i = max(0, r_i − a) and
+       ǒ_i = o_i − (r_i − ř_i) (``charged_tokens``), so a plan of up to a tokens costs a success nothing.
+
     4. Reward. λ = min(w_e · κ · g, efficiency_cap · w_c), with g = ``efficiency_scale`` (the
        guard's factor, 1 or halved)::
 
@@ -176,14 +180,15 @@ def care_group(
     credit = by_turn or cfg.failure_credit != "episode"
     cheapest = cheapest_success(wins) if wins and credit else None  # what turn and failure credit measure against
     if wins:
-        m_o = min(r.output_tokens for r in wins)
-        m_r = min(r.reasoning_tokens for r in wins)
+        o, rs = charged_tokens(group, cfg.reasoning_allowance)
+        m_o = min(o[i] for i in range(G) if s[i])
+        m_r = min(rs[i] for i in range(G) if s[i])
         m_c = min(r.tool_calls for r in wins)
         for i, r in enumerate(group):
             if not r.success:
                 continue
-            x_o = min(1.0, (r.output_tokens - m_o) / max(m_o, cfg.floor_output_tokens))
-            x_r = min(1.0, (r.reasoning_tokens - m_r) / max(m_r, cfg.floor_reasoning_tokens))
+            x_o = min(1.0, (o[i] - m_o) / max(m_o, cfg.floor_output_tokens))
+            x_r = min(1.0, (rs[i] - m_r) / max(m_r, cfg.floor_reasoning_tokens))
             x_c = 0.0 if by_turn else min(1.0, (r.tool_calls - m_c) / max(m_c, cfg.floor_tool_calls))
             pen[i] = cfg.w_output_tokens * x_o + cfg.w_reasoning_tokens * x_r + cfg.w_tool_calls * x_c
     lam = min(sched.efficiency * kappa * efficiency_scale, cfg.efficiency_cap * sched.completion)
@@ -219,6 +224,14 @@ def care_group(
     return GroupResult(R, adv, rate, kappa, sched.name, lam, pen, sigma, dropped,
                        info={"std": sd, "floor": floor, "excess_calls": round(n_excess, 6),
                              "failures_moved": sum(map(bool, moved))}, turn_advantages=turns)
+
+
+def charged_tokens(group: list[Rollout], allowance: float) -> tuple[list[float], list[float]]:
+    """Each rollout's output and reasoning tokens as the efficiency penalty charges them: the first ``allowance``
+    reasoning tokens of an episode are free in both (ř = max(0, r − a), ǒ = o − (r − ř))."""
+    free = [min(float(r.reasoning_tokens), allowance) for r in group]
+    return ([r.output_tokens - f for r, f in zip(group, free, strict=True)],
+            [r.reasoning_tokens - f for r, f in zip(group, free, strict=True)])
 
 
 def cheapest_success(wins: list[Rollout]) -> Rollout:

@@ -54,6 +54,8 @@ class CAREConfig:
         floor_output_tokens, floor_reasoning_tokens, floor_tool_calls: cost floors: excess is measured
             relative to max(cheapest successful cost, floor), so a near-zero cheapest cost cannot
             blow up the relative excess.
+        reasoning_allowance: reasoning tokens per episode the efficiency penalty never charges (in neither the
+            output- nor the reasoning-token term): a short plan is free, only reasoning beyond it is priced.
         efficiency_cap: λ never exceeds efficiency_cap·completion (< 1), which is what guarantees that
             no failure outscores any success.
         std_floor_min, std_floor_success: the advantage normaliser is max(std(R), std_floor_min +
@@ -149,6 +151,7 @@ class CAREConfig:
     floor_output_tokens: float = 32.0
     floor_reasoning_tokens: float = 16.0
     floor_tool_calls: float = 1.0
+    reasoning_allowance: float = 0.0
     efficiency_cap: float = 0.5
     std_floor_min: float = 0.05
     std_floor_success: float = 0.5
@@ -227,6 +230,9 @@ class CAREConfig:
         for name in ("floor_output_tokens", "floor_reasoning_tokens", "floor_tool_calls"):
             if not getattr(self, name) > 0:
                 e[name] = "must be > 0"
+        a = self.reasoning_allowance
+        if isinstance(a, bool) or not isinstance(a, int | float) or not a >= 0:
+            e["reasoning_allowance"] = "must be a number of tokens >= 0"
         if not 0 <= self.efficiency_cap < 1:
             e["efficiency_cap"] = "must be in [0, 1): a larger λ could let a failure outscore a success"
         if not self.std_floor_min > 0:

@@ -245,13 +245,31 @@ def test_cost_floors_bound_the_relative_excess():
     assert r.advantages == approx([0.02875 / 0.55, -0.02875 / 0.55])
 
 
+def test_reasoning_allowance_leaves_a_short_plan_unpriced():
+    # Same calls; B thinks 30 tokens, C 50. Output tokens count the reasoning too.
+    g = [Rollout(True, 1, 100, 0, 2), Rollout(True, 1, 130, 30, 2), Rollout(True, 1, 160, 50, 2)]
+    plain = care_group(g, CFG, history=1.0)
+    # No allowance: B x_o = 30/100, x_r = min(1, 30/16); C x_o = 60/100, x_r = 1.
+    assert plain.penalties == approx([0.0, 0.3 * 0.3 + 0.2, 0.3 * 0.6 + 0.2])
+    r = care_group(g, CAREConfig(reasoning_allowance=32), history=1.0)
+    # a = 32: B's 30 are free (ř = 0, ǒ = 100: the cheapest's cost); C keeps ř = 18, ǒ = 160 − 32 = 128.
+    assert r.penalties == approx([0.0, 0.0, 0.3 * 28 / 100 + 0.2 * min(1.0, 18 / 16)])
+    assert r.efficiency_weight == pytest.approx(0.4)
+    assert r.rewards == approx([1.0, 1.0, 1.0 - 0.4 * 0.284])
+    mu = (2.0 + 1.0 - 0.4 * 0.284) / 3
+    assert r.advantages == approx([(1.0 - mu) / 0.55, (1.0 - mu) / 0.55, (0.8864 - mu) / 0.55])
+    # An allowance above every episode's reasoning leaves only the non-reasoning output to price.
+    wide = care_group(g, CAREConfig(reasoning_allowance=64), history=1.0)
+    assert wide.penalties == approx([0.0, 0.0, 0.3 * 10 / 100])
+
+
 def test_no_failure_ever_outscores_a_success():
     greedy = CAREConfig(schedules=(Schedule("x", 0.0, 1.0, 0.9, 50.0),), efficiency_cap=0.99)
     rng = random.Random(0)
     for _ in range(500):
         g = [Rollout(rng.random() < 0.6, rng.random(), rng.randint(1, 500), rng.randint(0, 200), rng.randint(0, 9))
              for _ in range(rng.randint(2, 8))]
-        for cfg in (CFG, greedy, CAREConfig(success_adv_nonneg=True)):
+        for cfg in (CFG, greedy, CAREConfig(success_adv_nonneg=True), CAREConfig(reasoning_allowance=40)):
             r = care_group(g, cfg, history=rng.random(), efficiency_scale=rng.choice([1.0, 0.5]))
             wins = [x for x, ro in zip(r.rewards, g, strict=True) if ro.success]
             fails = [x for x, ro in zip(r.rewards, g, strict=True) if not ro.success]
@@ -831,12 +849,13 @@ def test_invalid_care_config_names_every_bad_field():
         CAREConfig(group_size=1, efficiency_cap=1.0, eps_low=0, w_tool_calls=0.9, temperature=0, controller="x",
                    task_sampling="hard", sampling_floor=0, success_adv_nonneg="yes", guide=True,
                    loss_aggregation="sequence", guard_split="holdout", guard_per_category="yes",
-                   failure_credit="step", failure_credit_share=1.5, guard_failure_credit="yes")
+                   failure_credit="step", failure_credit_share=1.5, guard_failure_credit="yes",
+                   reasoning_allowance=-1)
     assert set(err.value.field_errors) >= {"group_size", "efficiency_cap", "eps_low", "w_output_tokens",
                                            "temperature", "controller", "task_sampling", "sampling_floor",
                                            "success_adv_nonneg", "guide", "loss_aggregation", "guard_split",
                                            "guard_per_category", "failure_credit", "failure_credit_share",
-                                           "guard_failure_credit"}
+                                           "guard_failure_credit", "reasoning_allowance"}
     with pytest.raises(ValueError) as err:
         CAREConfig(schedules=(Schedule("a", 0.2, 1, 0, 0),))
     assert "schedules" in err.value.field_errors
@@ -844,6 +863,10 @@ def test_invalid_care_config_names_every_bad_field():
         CAREConfig.from_dict({"clip": 0.2})
     assert "clip" in err.value.field_errors
     assert CAREConfig.grpo().care is False
+    for bad in (True, "32", float("nan")):
+        with pytest.raises(ValueError) as err:
+            CAREConfig(reasoning_allowance=bad)
+        assert set(err.value.field_errors) == {"reasoning_allowance"}
 
 
 def test_rl_scores_every_turn_after_the_prompt_it_was_sampled_from(tokenizer):
