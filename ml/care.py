@@ -37,6 +37,7 @@ class Rollout:
     tool_calls: int = 0
     calls: tuple[tuple[str, ...], ...] = ()  # per step, what each of its calls did (``ToolCall.key``)
     step_tokens: tuple[int, ...] = ()  # per step, the output tokens of its turn (the cost meter's count)
+    step_reasoning: tuple[int, ...] = ()  # per step, the reasoning tokens of its turn
 
     @classmethod
     def from_episode(cls, ep: Any) -> Rollout:
@@ -45,7 +46,8 @@ class Rollout:
                    output_tokens=ep.costs.output_tokens, reasoning_tokens=ep.costs.reasoning_tokens,
                    tool_calls=ep.costs.total_tool_calls,
                    calls=tuple(tuple(c.call.key() for c in s.calls) for s in ep.steps),
-                   step_tokens=tuple(s.turn.output_tokens for s in ep.steps))
+                   step_tokens=tuple(s.turn.output_tokens for s in ep.steps),
+                   step_reasoning=tuple(s.turn.reasoning_tokens for s in ep.steps))
 
 
 @dataclass
@@ -121,7 +123,9 @@ def care_group(
 
        With a reasoning allowance a (``reasoning_allowance``, tokens per episode) the first a reasoning tokens
        of every episode are not charged: r_i and o_i above (and in the minima) are ř_i = max(0, r_i − a) and
-       ǒ_i = o_i − (r_i − ř_i) (``charged_tokens``), so a plan of up to a tokens costs a success nothing.
+       ǒ_i = o_i − (r_i − ř_i) (``charged_tokens``), so a plan of up to a tokens costs a success nothing. With
+       ``reasoning_allowance_unit="turn"`` the allowance is per turn: ř_i = Σ_t max(0, r_i,t − a) over the
+       reasoning r_i,t of each of i's turns, so short thoughts before every call are free and only long ones pay.
 
     4. Reward. λ = min(w_e · κ · g, efficiency_cap · w_c), with g = ``efficiency_scale`` (the
        guard's factor, 1 or halved)::
@@ -180,7 +184,7 @@ def care_group(
     credit = by_turn or cfg.failure_credit != "episode"
     cheapest = cheapest_success(wins) if wins and credit else None  # what turn and failure credit measure against
     if wins:
-        o, rs = charged_tokens(group, cfg.reasoning_allowance)
+        o, rs = charged_tokens(group, cfg.reasoning_allowance, cfg.reasoning_allowance_unit)
         m_o = min(o[i] for i in range(G) if s[i])
         m_r = min(rs[i] for i in range(G) if s[i])
         m_c = min(r.tool_calls for r in wins)
@@ -226,10 +230,16 @@ def care_group(
                              "failures_moved": sum(map(bool, moved))}, turn_advantages=turns)
 
 
-def charged_tokens(group: list[Rollout], allowance: float) -> tuple[list[float], list[float]]:
+def charged_tokens(group: list[Rollout], allowance: float, unit: str = "episode") -> tuple[list[float], list[float]]:
     """Each rollout's output and reasoning tokens as the efficiency penalty charges them: the first ``allowance``
-    reasoning tokens of an episode are free in both (ř = max(0, r − a), ǒ = o − (r − ř))."""
-    free = [min(float(r.reasoning_tokens), allowance) for r in group]
+    reasoning tokens of an episode (``unit="episode"``) or of each of its turns (``unit="turn"``) are free in both
+    (ř = r − free, ǒ = o − free; free = min(r, a), or min(r, Σ_t min(r_t, a)) over the turns' reasoning r_t)."""
+    def free_of(r: Rollout) -> float:
+        if unit == "turn" and r.step_reasoning:
+            return min(float(r.reasoning_tokens), sum(min(float(t), allowance) for t in r.step_reasoning))
+        return min(float(r.reasoning_tokens), allowance)
+
+    free = [free_of(r) for r in group]
     return ([r.output_tokens - f for r, f in zip(group, free, strict=True)],
             [r.reasoning_tokens - f for r, f in zip(group, free, strict=True)])
 

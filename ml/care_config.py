@@ -56,6 +56,8 @@ class CAREConfig:
             blow up the relative excess.
         reasoning_allowance: reasoning tokens per episode the efficiency penalty never charges (in neither the
             output- nor the reasoning-token term): a short plan is free, only reasoning beyond it is priced.
+        reasoning_allowance_unit: "episode" (the allowance covers an episode's reasoning in all) or "turn" (it
+            covers each turn's reasoning: a short thought before every call is free).
         efficiency_cap: λ never exceeds efficiency_cap·completion (< 1), which is what guarantees that
             no failure outscores any success.
         std_floor_min, std_floor_success: the advantage normaliser is max(std(R), std_floor_min +
@@ -152,6 +154,7 @@ class CAREConfig:
     floor_reasoning_tokens: float = 16.0
     floor_tool_calls: float = 1.0
     reasoning_allowance: float = 0.0
+    reasoning_allowance_unit: str = "episode"
     efficiency_cap: float = 0.5
     std_floor_min: float = 0.05
     std_floor_success: float = 0.5
@@ -233,6 +236,8 @@ class CAREConfig:
         a = self.reasoning_allowance
         if isinstance(a, bool) or not isinstance(a, int | float) or not a >= 0:
             e["reasoning_allowance"] = "must be a number of tokens >= 0"
+        if self.reasoning_allowance_unit not in ("episode", "turn"):
+            e["reasoning_allowance_unit"] = "must be 'episode' or 'turn'"
         if not 0 <= self.efficiency_cap < 1:
             e["efficiency_cap"] = "must be in [0, 1): a larger λ could let a failure outscore a success"
         if not self.std_floor_min > 0:

@@ -263,6 +263,34 @@ def test_reasoning_allowance_leaves_a_short_plan_unpriced():
     assert wide.penalties == approx([0.0, 0.0, 0.3 * 10 / 100])
 
 
+def test_reasoning_allowance_per_turn_frees_each_turns_short_thought():
+    # Two turns each: B thinks 20 + 20 tokens, C 50 + 10; a = 24.
+    g = [Rollout(True, 1, 100, 0, 2, step_reasoning=(0, 0)), Rollout(True, 1, 140, 40, 2, step_reasoning=(20, 20)),
+         Rollout(True, 1, 160, 60, 2, step_reasoning=(50, 10))]
+    turn = care_group(g, CAREConfig(reasoning_allowance=24, reasoning_allowance_unit="turn"), history=1.0)
+    # Per turn: B's 40 all free (ǒ = 100); C frees 24 + 10, keeping ř = 26, ǒ = 126.
+    assert turn.penalties == approx([0.0, 0.0, 0.3 * 26 / 100 + 0.2 * min(1.0, 26 / 16)])
+    episode = care_group(g, CAREConfig(reasoning_allowance=24), history=1.0)
+    # Per episode: B keeps ř = 16 (ǒ = 116), C ř = 36 (ǒ = 136).
+    assert episode.penalties == approx([0.0, 0.3 * 16 / 100 + 0.2 * 16 / 16, 0.3 * 36 / 100 + 0.2])
+    # A rollout that does not say its turns' reasoning is read as one turn.
+    bare = [Rollout(True, 1, 100, 0, 2), Rollout(True, 1, 140, 40, 2)]
+    assert care_group(bare, CAREConfig(reasoning_allowance=24, reasoning_allowance_unit="turn"),
+                      history=1.0).penalties == approx([0.0, 0.3 * 16 / 100 + 0.2])
+
+
+def test_rollouts_read_each_turns_reasoning_and_tokens_off_the_episode():
+    from harness.bench import suite_tasks
+    from harness.episode import run_episodes
+    from harness.reference import ReferenceSolver
+
+    eps = run_episodes(suite_tasks("pa-sim", "test", 2), ReferenceSolver(), batch_size=8)
+    for ep in eps:
+        r = Rollout.from_episode(ep)
+        assert len(r.step_reasoning) == len(r.step_tokens) == len(ep.steps) > 0
+        assert sum(r.step_reasoning) == r.reasoning_tokens > 0 and sum(r.step_tokens) == r.output_tokens
+
+
 def test_no_failure_ever_outscores_a_success():
     greedy = CAREConfig(schedules=(Schedule("x", 0.0, 1.0, 0.9, 50.0),), efficiency_cap=0.99)
     rng = random.Random(0)
@@ -850,12 +878,13 @@ def test_invalid_care_config_names_every_bad_field():
                    task_sampling="hard", sampling_floor=0, success_adv_nonneg="yes", guide=True,
                    loss_aggregation="sequence", guard_split="holdout", guard_per_category="yes",
                    failure_credit="step", failure_credit_share=1.5, guard_failure_credit="yes",
-                   reasoning_allowance=-1)
+                   reasoning_allowance=-1, reasoning_allowance_unit="step")
     assert set(err.value.field_errors) >= {"group_size", "efficiency_cap", "eps_low", "w_output_tokens",
                                            "temperature", "controller", "task_sampling", "sampling_floor",
                                            "success_adv_nonneg", "guide", "loss_aggregation", "guard_split",
                                            "guard_per_category", "failure_credit", "failure_credit_share",
-                                           "guard_failure_credit", "reasoning_allowance"}
+                                           "guard_failure_credit", "reasoning_allowance",
+                                           "reasoning_allowance_unit"}
     with pytest.raises(ValueError) as err:
         CAREConfig(schedules=(Schedule("a", 0.2, 1, 0, 0),))
     assert "schedules" in err.value.field_errors
