@@ -33,7 +33,9 @@ out the recall or the delegation; and what its failures' verdicts name (``fail_g
 Several checkpoints are measured one after another on the same tasks. ``--split val`` takes them from the
 validation split CARE's guard reads instead (does the guard's slice see what the test split sees?). With
 ``--by-template`` the same figures (and ``reasoning=``, reasoning tokens per episode) follow per task template:
-stop 45's CARE arm lost Memory on three templates of fourteen, which a category's rate averages away.
+stop 45's CARE arm lost Memory on three templates of fourteen, which a category's rate averages away. Every row
+also gives ``thought_turns=``, the share of turns that reason at all: stop 46 found the SFT start thinking briefly
+before most calls and a CARE arm that stopped thinking in nearly every turn.
 
 A diagnostic, beside ``bench/rl_headroom.py``; it trains nothing.
 """
@@ -199,7 +201,9 @@ def heldout_kinds(eps: list[Episode], key: str = "category") -> dict[str, dict[s
         row = {"tasks": len(rolls), "success": sum(r.success for r in rolls) / len(rolls),
                "calls": sum(r.tool_calls for r in rolls) / len(rolls),
                "tokens": sum(r.output_tokens for r in rolls) / len(rolls),
-               "reasoning": sum(r.reasoning_tokens for r in rolls) / len(rolls)}
+               "reasoning": sum(r.reasoning_tokens for r in rolls) / len(rolls),
+               "thought_turns": sum(t > 0 for r in rolls for t in r.step_reasoning)
+               / max(1, sum(len(r.step_reasoning) for r in rolls))}
         for call, kind in (("recall", "memory"), ("delegate", "subagent")):
             for side, won in (("win", True), ("fail", False)):
                 part = [r for r in rolls if r.success == won]

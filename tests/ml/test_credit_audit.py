@@ -86,6 +86,9 @@ def test_heldout_kinds_finds_the_reference_recalls_in_memory_tasks():
     assert set(rows) == {"memory", "skills", "sub_agent", "tool_use"}
     assert rows["memory"]["success"] == 1.0 and rows["memory"]["recall_win"] == 1.0
     assert rows["tool_use"]["recall_win"] == 0.0 and "recall_fail" not in rows["tool_use"]
+    assert rows["memory"]["thought_turns"] > 0.5  # concise reasoning: a short thought before most turns
+    silent = run_episodes(suite_tasks("pa-sim", "test", 1), ReferenceSolver(ReferenceStyle(reasoning="none")))
+    assert {row["thought_turns"] for row in ca.heldout_kinds(silent).values()} == {0.0}
     memory = [e for e in eps if e.task["category"] == "memory"]
     failed = copy.deepcopy(memory[0])
     failed.verdict.success = False
